@@ -1,0 +1,209 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The BPF process tracker on this kernel: children join, threads do not count as processes,
+ * exec is seen, exits leave with their status. Needs root (BPF); skips loudly without it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "proctree.h"
+
+#define MAX_EVENTS 256
+
+static struct {
+	int n;
+	struct tp_proc_event ev[MAX_EVENTS];
+} seen;
+
+static void on_event(void *ctx, const struct tp_proc_event *e)
+{
+	(void)ctx;
+	if (seen.n < MAX_EVENTS)
+		seen.ev[seen.n++] = *e;
+}
+
+static const struct tp_proc_event *find(uint32_t type, uint32_t pid)
+{
+	for (int i = 0; i < seen.n; i++)
+		if (seen.ev[i].hdr.type == type && seen.ev[i].hdr.pid == pid)
+			return &seen.ev[i];
+	return NULL;
+}
+
+static int count(uint32_t type, uint32_t pid)
+{
+	int n = 0;
+
+	for (int i = 0; i < seen.n; i++)
+		n += seen.ev[i].hdr.type == type && seen.ev[i].hdr.pid == pid;
+	return n;
+}
+
+static int setup(void **state)
+{
+	struct proctree_opts o = { .on_event = on_event };
+	struct proctree *pt = NULL;
+	int err;
+
+	libbpf_set_print(log_libbpf);
+	err = proctree_open(&pt, &o);
+	if (err)
+		fprintf(stderr, "SKIP proctree: BPF is not available here (%s)\n", strerror(-err));
+	*state = pt;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	proctree_close(*state);
+	return 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	return arg;
+}
+
+/* poll until the exit of pid was seen, or 2 s passed */
+static void drain_until_exit(struct proctree *pt, uint32_t pid)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		assert_true(proctree_poll(pt, 10) >= 0);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!find(EV_PROC_EXIT, pid) && t.tv_sec - t0.tv_sec < 2);
+}
+
+static void test_tree(void **state)
+{
+	struct proctree *pt = *state;
+	struct proctree_drops d;
+	const struct tp_proc_event *e;
+	pid_t self = getpid(), child, grandchild = 0;
+	int pfd[2], status;
+	pthread_t th;
+
+	if (!pt)
+		skip();
+	assert_int_equal(proctree_add(pt, self), 0);
+	assert_true(proctree_has(pt, self));
+	assert_false(proctree_has(pt, 1));
+
+	/* a thread is not a new process */
+	assert_int_equal(pthread_create(&th, NULL, thread_fn, NULL), 0);
+	pthread_join(th, NULL);
+
+	assert_int_equal(pipe(pfd), 0);
+	child = fork();
+	if (child == 0) {
+		pid_t g = fork();
+
+		if (g == 0)
+			_exit(3);
+		if (write(pfd[1], &g, sizeof(g)) != sizeof(g))
+			_exit(100);
+		waitpid(g, NULL, 0);
+		execl("/bin/sh", "sh", "-c", "exit 5", (char *)NULL);
+		_exit(101);
+	}
+	assert_int_equal(read(pfd[0], &grandchild, sizeof(grandchild)), sizeof(grandchild));
+	assert_int_equal(waitpid(child, &status, 0), child);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 5);
+	drain_until_exit(pt, (uint32_t)child);
+
+	e = find(EV_PROC_FORK, (uint32_t)child);
+	assert_non_null(e);
+	assert_int_equal(e->ppid, self);
+	e = find(EV_PROC_FORK, (uint32_t)grandchild);
+	assert_non_null(e);
+	assert_int_equal(e->ppid, child);
+	e = find(EV_PROC_EXIT, (uint32_t)grandchild);
+	assert_non_null(e);
+	assert_int_equal(e->exit_code, 3 << 8);
+	e = find(EV_PROC_EXEC, (uint32_t)child);
+	assert_non_null(e);
+	assert_string_equal(e->comm, "sh");
+	e = find(EV_PROC_EXIT, (uint32_t)child);
+	assert_non_null(e);
+	assert_int_equal(e->exit_code, 5 << 8);
+	assert_string_equal(e->comm, "sh");
+	/* the thread: no fork event of our own pid, no exit of ours */
+	assert_int_equal(count(EV_PROC_FORK, (uint32_t)self), 0);
+	assert_int_equal(count(EV_PROC_EXIT, (uint32_t)self), 0);
+	/* gone from the set once exited; nothing lost */
+	assert_false(proctree_has(pt, child));
+	assert_false(proctree_has(pt, grandchild));
+	assert_true(proctree_has(pt, self));
+	assert_int_equal(proctree_drops(pt, &d), 0);
+	assert_int_equal(d.events, 0);
+	assert_int_equal(d.pids, 0);
+}
+
+static pid_t fork_and_reap(int code)
+{
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(code);
+	waitpid(child, NULL, 0);
+	return child;
+}
+
+/* nothing seeded: processes outside the tree are neither tracked nor reported */
+static void test_untracked(void **state)
+{
+	struct proctree *pt = *state;
+	pid_t child;
+
+	if (!pt)
+		skip();
+	seen.n = 0;
+	child = fork_and_reap(0);
+	for (int i = 0; i < 10; i++)
+		assert_true(proctree_poll(pt, 5) >= 0);
+	assert_false(proctree_has(pt, getpid()));
+	assert_null(find(EV_PROC_FORK, (uint32_t)child));
+	assert_null(find(EV_PROC_EXIT, (uint32_t)child));
+}
+
+/* system-wide: every process counts */
+static void test_system_wide(void **state)
+{
+	struct proctree_opts o = { .on_event = on_event, .system_wide = true };
+	struct proctree *pt;
+	pid_t child;
+
+	(void)state;
+	if (proctree_open(&pt, &o))
+		skip();
+	seen.n = 0;
+	child = fork_and_reap(7);
+	drain_until_exit(pt, (uint32_t)child);
+	assert_true(proctree_has(pt, 1));
+	assert_non_null(find(EV_PROC_FORK, (uint32_t)child));
+	assert_int_equal(find(EV_PROC_EXIT, (uint32_t)child)->exit_code, 7 << 8);
+	proctree_close(pt);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_tree, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_untracked, setup, teardown),
+		cmocka_unit_test(test_system_wide),
+	};
+
+	return cmocka_run_group_tests_name("proctree", tests, NULL, NULL);
+}

@@ -1,0 +1,140 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "proctree.h"
+#include "log.h"
+#include "proc.skel.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct proctree {
+	struct proc_bpf *skel;
+	struct ring_buffer *rb;
+	proctree_event_fn on_event;
+	void *ctx;
+};
+
+static int handle(void *ctx, void *data, size_t size)
+{
+	struct proctree *pt = ctx;
+
+	if (size < sizeof(struct tp_proc_event))
+		return 0;
+	if (pt->on_event)
+		pt->on_event(pt->ctx, data);
+	return 0;
+}
+
+int proctree_open(struct proctree **out, const struct proctree_opts *opts)
+{
+	struct proctree *pt = calloc(1, sizeof(*pt));
+	int err;
+
+	if (!pt)
+		return -ENOMEM;
+	pt->on_event = opts->on_event;
+	pt->ctx = opts->ctx;
+	pt->skel = proc_bpf__open();
+	if (!pt->skel) {
+		err = -errno;
+		pr_error("opening the process tracker BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	pt->skel->rodata->filter_pids = !opts->system_wide;
+	if (opts->max_pids)
+		bpf_map__set_max_entries(pt->skel->maps.tracked_pids, opts->max_pids);
+	err = proc_bpf__load(pt->skel);
+	if (err) {
+		pr_error("loading the process tracker BPF programs: %s%s", strerror(-err),
+			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	err = proc_bpf__attach(pt->skel);
+	if (err) {
+		pr_error("attaching to the sched_process_{fork,exec,exit} tracepoints: %s",
+			 strerror(-err));
+		goto fail;
+	}
+	pt->rb = ring_buffer__new(bpf_map__fd(pt->skel->maps.proc_events), handle, pt, NULL);
+	if (!pt->rb) {
+		err = -errno;
+		pr_error("opening the process event ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	*out = pt;
+	return 0;
+fail:
+	proctree_close(pt);
+	return err;
+}
+
+void proctree_close(struct proctree *pt)
+{
+	if (!pt)
+		return;
+	ring_buffer__free(pt->rb);
+	proc_bpf__destroy(pt->skel);
+	free(pt);
+}
+
+int proctree_add(struct proctree *pt, pid_t tgid)
+{
+	__u32 key = (__u32)tgid, root = (__u32)tgid;
+
+	if (bpf_map_update_elem(proctree_map_fd(pt), &key, &root, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+bool proctree_has(const struct proctree *pt, pid_t tgid)
+{
+	__u32 key = (__u32)tgid, root;
+
+	if (!pt->skel->rodata->filter_pids)
+		return true;
+	return bpf_map_lookup_elem(proctree_map_fd(pt), &key, &root) == 0;
+}
+
+int proctree_epoll_fd(const struct proctree *pt)
+{
+	return ring_buffer__epoll_fd(pt->rb);
+}
+
+int proctree_poll(struct proctree *pt, int timeout_ms)
+{
+	return ring_buffer__poll(pt->rb, timeout_ms);
+}
+
+int proctree_map_fd(const struct proctree *pt)
+{
+	return bpf_map__fd(pt->skel->maps.tracked_pids);
+}
+
+int proctree_drops(const struct proctree *pt, struct proctree_drops *d)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	__u64 *vals;
+	uint64_t *dst[2] = { &d->events, &d->pids };
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (__u32 k = 0; k < 2; k++) {
+		*dst[k] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(pt->skel->maps.proc_drops), &k, vals)) {
+			int err = -errno;
+
+			free(vals);
+			return err;
+		}
+		for (int c = 0; c < ncpu; c++)
+			*dst[k] += vals[c];
+	}
+	free(vals);
+	return 0;
+}

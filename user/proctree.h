@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The profiled process tree, kept in BPF (bpf/proc.bpf.c): seed it with a process, and its
+ * forked children join it and leave it on exit without topsprof having to notice in time. */
+#ifndef TOPSPROF_PROCTREE_H
+#define TOPSPROF_PROCTREE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "events.h"
+
+struct proctree;
+
+typedef void (*proctree_event_fn)(void *ctx, const struct tp_proc_event *e);
+
+struct proctree_opts {
+	bool system_wide;  /* every process counts as tracked */
+	uint32_t max_pids; /* 0: the default (16384) */
+	proctree_event_fn on_event;
+	void *ctx;
+};
+
+/* open, load and attach; returns 0 or -errno (and says what failed) */
+int proctree_open(struct proctree **out, const struct proctree_opts *opts);
+void proctree_close(struct proctree *pt);
+
+int proctree_add(struct proctree *pt, pid_t tgid);
+bool proctree_has(const struct proctree *pt, pid_t tgid);
+
+/* the ring buffer's epoll fd, and draining it: number of events handled or -errno */
+int proctree_epoll_fd(const struct proctree *pt);
+int proctree_poll(struct proctree *pt, int timeout_ms);
+
+/* the tracked_pids map, for other BPF programs to share */
+int proctree_map_fd(const struct proctree *pt);
+
+struct proctree_drops {
+	uint64_t events; /* records lost to a full ring buffer */
+	uint64_t pids;	 /* processes that could not join a full tracked_pids */
+};
+int proctree_drops(const struct proctree *pt, struct proctree_drops *d);
+
+#endif
