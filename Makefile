@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The one build of topsprof: BPF objects and skeletons, the topsprof binary, the simulated GCU,
+# the tests. `make V=1` shows full commands; `make SAN=1 ...` builds with ASan/UBSan into its own
+# directory; `make install PREFIX=/usr DESTDIR=/tmp/pkg`.
+
+VERSION := 0.1.0
+
+OUTPUT ?= build$(if $(SAN),-san)
+CC ?= cc
+CLANG ?= clang
+LLVM_STRIP ?= llvm-strip
+BPFTOOL ?= bpftool
+CLANG_FORMAT ?= clang-format
+PREFIX ?= /usr/local
+DESTDIR ?=
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+ifeq ($(V),1)
+Q :=
+msg =
+else
+Q := @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+MAKEFLAGS += --no-print-directory
+endif
+
+# The README commands (test, demo, bench) install what a fresh machine lacks, before anything.
+ifneq ($(filter test demo bench,$(MAKECMDGOALS)),)
+DEPS_STATUS := $(shell scripts/install-deps.sh >&2; echo $$?)
+ifneq ($(DEPS_STATUS),0)
+$(error scripts/install-deps.sh failed: see the lines above)
+endif
+endif
+
+CFLAGS ?= -O2 -g
+CFLAGS += -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE
+CPPFLAGS += -Iinclude -Iuser -I$(OUTPUT)/skel $(shell pkg-config --cflags libcjson 2>/dev/null)
+CPPFLAGS += -DTOPSPROF_VERSION='"$(VERSION)"'
+ifneq ($(SAN),)
+SANFLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+CFLAGS += $(SANFLAGS)
+LDFLAGS += $(SANFLAGS)
+endif
+# libbpf is linked statically so that a copied binary runs on hosts with another libbpf
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson
+
+# BPF programs: CO-RE against the committed vmlinux.h; system include dirs added after ours so
+# that clang -target bpf finds asm/ headers the way the host compiler does
+CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
+	sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror -MMD -MP \
+	-Ivmlinux/$(ARCH) -Iinclude -Ibpf $(CLANG_BPF_SYS_INCLUDES)
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/bpf/%.bpf.o)
+SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/skel/%.skel.h)
+
+USER_SRCS := $(wildcard user/*.c user/*/*.c)
+USER_OBJS := $(USER_SRCS:%.c=$(OUTPUT)/%.o)
+LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+TOPSPROF := $(OUTPUT)/topsprof
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUTPUT)/tests/%)
+
+FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/null))
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all clean install test unit unit-san e2e demo format format-check bench
+
+all: $(SKELS) $(TOPSPROF)
+
+$(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/skel $(OUTPUT)/tests $(sort $(dir $(USER_OBJS))):
+	$(Q)mkdir -p $@
+
+$(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)/skel
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
+
+# user objects may include any skeleton: generate them all first
+$(OUTPUT)/user/%.o: user/%.c | $(SKELS) $(sort $(dir $(USER_OBJS)))
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
+
+$(TOPSPROF): $(USER_OBJS) | $(OUTPUT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+	$(call msg,CC-TEST,$@)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+
+# -- tests ---------------------------------------------------------------------------------------
+
+unit: $(UNIT_BINS)
+	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+
+unit-san:
+	$(Q)$(MAKE) SAN=1 unit
+
+e2e: $(TOPSPROF)
+	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) tests/e2e/run.sh
+
+test: format-check unit unit-san e2e
+
+format:
+	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)
+
+format-check:
+	$(Q)$(CLANG_FORMAT) --version | grep -q 'version 14\.' || \
+		{ echo "format-check: needs clang-format 14 (have: $$($(CLANG_FORMAT) --version))"; exit 1; }
+	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
+
+# -- the main job: until the tracer lands, it shows what topsprof offers --------------------------
+
+demo: $(TOPSPROF)
+	$(Q)$(TOPSPROF) --version
+	$(Q)$(TOPSPROF) --help
+
+install: $(TOPSPROF)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/topsprof)
+	$(Q)install -D -m 0755 $(TOPSPROF) $(DESTDIR)$(PREFIX)/bin/topsprof
+
+clean:
+	$(Q)rm -rf build build-san
+
+-include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d)

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# End-to-end suite: runs every tests/e2e/test_*.sh (or those named) against the built topsprof.
+# A test passes with exit 0, skips with exit 77 (it must say why), fails otherwise.
+# Ends with the line 'N passed, N failed, N skipped'.
+set -u
+here=$(cd "$(dirname "$0")" && pwd)
+export TOPSPROF=${TOPSPROF:-$here/../../build/topsprof}
+export OUTPUT=${OUTPUT:-$here/../../build}
+export E2E_DIR=$here
+
+pass=0 fail=0 skip=0 failed=()
+tests=("$@")
+[ ${#tests[@]} -eq 0 ] && tests=("$here"/test_*.sh)
+for t in "${tests[@]}"; do
+	[ -e "$t" ] || continue
+	name=$(basename "$t" .sh)
+	log=$(mktemp)
+	start=$EPOCHREALTIME
+	bash "$t" >"$log" 2>&1
+	rc=$?
+	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+	case $rc in
+	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)" ;;
+	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$log")" ;;
+	*) fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (exit $rc, ${secs}s)"; sed 's/^/    | /' "$log" ;;
+	esac
+	rm -f "$log"
+done
+echo "e2e: $pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
