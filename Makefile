@@ -67,9 +67,11 @@ FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/nu
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean install test unit unit-san e2e demo format format-check bench
+.PHONY: all clean install test unit unit-san e2e demo format format-check bench sim
 
-all: $(SKELS) $(TOPSPROF)
+all: $(SKELS) $(TOPSPROF) sim
+
+include sim/sim.mk
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/skel $(OUTPUT)/tests $(sort $(dir $(USER_OBJS))):
 	$(Q)mkdir -p $@
@@ -92,9 +94,11 @@ $(TOPSPROF): $(USER_OBJS) | $(OUTPUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) | $(OUTPUT)/tests
+# unit tests link topsprof's objects and the simulator's (runtime, driver)
+$(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(SIM_TEST_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -lcmocka -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Isim/include -Isim $(CFLAGS) -pthread $(LDFLAGS) $< $(LIB_OBJS) \
+		$(SIM_TEST_OBJS) $(LDLIBS) -lcmocka -ldl -lm -o $@
 
 # -- tests ---------------------------------------------------------------------------------------
 
@@ -104,7 +108,7 @@ unit: $(UNIT_BINS)
 unit-san:
 	$(Q)$(MAKE) SAN=1 unit
 
-e2e: $(TOPSPROF)
+e2e: $(TOPSPROF) sim
 	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) tests/e2e/run.sh
 
 test: format-check unit unit-san e2e

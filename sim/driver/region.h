@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The simulated driver's per-device region (see include/gcu_readout.h): layout, mapping, the
+ * device clock, the record ring and the name table. Used by the device (writer, in libtopsrt)
+ * and by the reader API. */
+#ifndef SIM_DRIVER_REGION_H
+#define SIM_DRIVER_REGION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "gcu_readout.h"
+
+#define GCU_RING_CAPACITY  65536u /* records */
+#define GCU_NAMES_CAPACITY 8192u  /* name table entries */
+#define GCU_HEAP_SIZE	   (1u << 20)
+#define GCU_NAME_MAX	   1023u
+
+struct gcu_name_entry {
+	uint32_t offset; /* into the heap */
+	uint32_t len;
+	uint32_t hash;
+	uint32_t committed; /* set last, with release order */
+};
+
+struct gcu_region_hdr {
+	uint32_t magic;
+	uint16_t version_major;
+	uint16_t version_minor;
+	uint32_t device;
+	uint32_t header_size;
+	uint64_t region_size;
+
+	/* the device clock: ticks = origin + host_ns * tick_hz * (1e9 + drift_ppb) / 1e18 */
+	uint64_t tick_hz;
+	int64_t drift_ppb;
+	uint64_t tick_origin;
+
+	/* control, written by the reader */
+	uint32_t enabled;    /* enum gcu_activity mask */
+	uint32_t reader_pid; /* 0: nobody reads */
+
+	/* the ring */
+	uint32_t ring_capacity;
+	uint32_t ring_offset;
+	uint64_t head;	   /* next position writers reserve */
+	uint64_t tail;	   /* next position the reader reads */
+	uint64_t overflow; /* records dropped because the ring was full, since enable */
+	uint64_t written;  /* records written, since enable */
+
+	/* the name table: ids are entry index + 1; 0 means no name */
+	uint32_t names_capacity;
+	uint32_t names_offset;
+	uint32_t heap_size;
+	uint32_t heap_offset;
+	uint32_t names_next;
+	uint32_t heap_next;
+};
+
+struct gcu_region {
+	struct gcu_region_hdr *hdr;
+	struct gcu_record *ring;
+	struct gcu_name_entry *names;
+	char *heap;
+	uint64_t size;
+	/* reader state */
+	uint64_t stuck_pos;
+	uint64_t stuck_since_ns;
+};
+
+/* $TOPS_SIM_DRIVER_DIR or the default; $TOPS_SIM_DEVICE_COUNT or 2 (-EINVAL when malformed) */
+const char *gcu_driver_dir(void);
+int gcu_driver_device_count(void);
+
+/* the region file of a device, in dir */
+int gcu_region_path(const char *dir, int device, char *buf, size_t len);
+
+/* map device's region, creating and initialising it when it does not exist yet.
+ * -EPROTO: not a region or a newer major version (err says which) */
+int gcu_region_open(const char *dir, int device, struct gcu_region *r, char *err, size_t errlen);
+void gcu_region_close(struct gcu_region *r);
+
+uint64_t gcu_host_ns(void); /* CLOCK_MONOTONIC */
+uint64_t gcu_host_to_ticks(const struct gcu_region_hdr *h, uint64_t host_ns);
+uint64_t gcu_ticks_to_host(const struct gcu_region_hdr *h, uint64_t ticks);
+uint64_t gcu_ns_to_ticks(const struct gcu_region_hdr *h, uint64_t ns); /* a duration */
+
+static inline unsigned gcu_enabled(const struct gcu_region *r)
+{
+	return __atomic_load_n(&r->hdr->enabled, __ATOMIC_ACQUIRE);
+}
+
+/* writer: append a record; -ENOSPC (and overflow counted) when the ring is full */
+int gcu_ring_push(struct gcu_region *r, const struct gcu_record *rec);
+/* reader: take up to max records */
+int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max);
+
+/* the id of name (added if new), or 0 when the table is full */
+uint32_t gcu_names_add(struct gcu_region *r, const char *name);
+const char *gcu_names_get(const struct gcu_region *r, uint32_t id);
+
+#endif

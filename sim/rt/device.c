@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Devices: start-up, the current device, command submission with profiler records, waiting. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sim_rt sim;
+
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static __thread int current_ordinal;
+static __thread topsError_t last_error;
+
+#define DEFAULT_MEM_MB (16u * 1024)
+
+static void complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void complain(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("libtopsrt: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* TOPS_VISIBLE_DEVICES="1,0": the application's devices 0 and 1 are GCUs 1 and 0 */
+static int visible_devices(int count, int *phys)
+{
+	const char *v = getenv("TOPS_VISIBLE_DEVICES");
+	int n = 0;
+
+	if (!v) {
+		for (int i = 0; i < count; i++)
+			phys[i] = i;
+		return count;
+	}
+	while (*v && n < GCU_RO_MAX_DEVICES) {
+		char *end;
+		long id = strtol(v, &end, 10);
+
+		if (end == v || id < 0 || id >= count) /* like CUDA: stop at the first bad entry */
+			break;
+		for (int i = 0; i < n; i++)
+			if (phys[i] == id)
+				return n;
+		phys[n++] = (int)id;
+		v = *end == ',' ? end + 1 : end;
+		if (*end && *end != ',')
+			break;
+	}
+	return n;
+}
+
+static void init(void)
+{
+	int phys[GCU_RO_MAX_DEVICES], count = gcu_driver_device_count(), n;
+	const char *meta = getenv("ENFLAME_GENERATE_PROFILE_META");
+	const char *mem = getenv("TOPS_SIM_DEVICE_MEM_MB");
+	uint64_t mem_mb = mem && atoll(mem) > 0 ? (uint64_t)atoll(mem) : DEFAULT_MEM_MB;
+	char err[512];
+
+	sim.profile_meta = meta && !strcmp(meta, "true");
+	sim.next_stream_id = 1;
+	if (count < 0) {
+		complain("%s='%s' is not a device count", GCU_RO_COUNT_ENV,
+			 getenv(GCU_RO_COUNT_ENV));
+		sim.init_error = topsErrorNoDevice;
+		return;
+	}
+	n = visible_devices(count, phys);
+	if (n == 0) {
+		sim.init_error = topsErrorNoDevice;
+		return;
+	}
+	for (int i = 0; i < n; i++) {
+		struct sim_device *d = &sim.dev[i];
+
+		if (gcu_region_open(gcu_driver_dir(), phys[i], &d->region, err, sizeof(err))) {
+			complain("GCU %d: %s", phys[i], err);
+			sim.init_error = topsErrorNoDevice;
+			return;
+		}
+		d->ordinal = i;
+		d->phys = phys[i];
+		pthread_mutex_init(&d->lock, NULL);
+		d->default_stream.dev = d;
+		d->mem_total = mem_mb << 20;
+	}
+	sim.ndev = n;
+}
+
+topsError_t sim_init(void)
+{
+	pthread_once(&init_once, init);
+	return sim.init_error;
+}
+
+int sim_current_ordinal(void)
+{
+	return current_ordinal;
+}
+
+struct sim_device *sim_current_device(void)
+{
+	return &sim.dev[current_ordinal];
+}
+
+topsError_t sim_set_current(int ordinal)
+{
+	if (ordinal < 0 || ordinal >= sim.ndev)
+		return topsErrorInvalidDevice;
+	current_ordinal = ordinal;
+	return topsSuccess;
+}
+
+topsError_t sim_set_error(topsError_t e)
+{
+	if (e != topsSuccess)
+		last_error = e;
+	return e;
+}
+
+topsError_t sim_take_error(bool clear)
+{
+	topsError_t e = last_error;
+
+	if (clear)
+		last_error = topsSuccess;
+	return e;
+}
+
+struct topsStream_st *sim_stream(topsStream_t s)
+{
+	if (!s)
+		return &sim_current_device()->default_stream;
+	return handle_has(H_STREAM, s) ? s : NULL;
+}
+
+uint64_t sim_device_now(struct sim_device *d)
+{
+	return gcu_host_to_ticks(d->region.hdr, gcu_host_ns());
+}
+
+/* the legacy default stream: it waits for every blocking stream, and they wait for it */
+static uint64_t ready_locked(struct topsStream_st *s)
+{
+	struct sim_device *d = s->dev;
+	uint64_t r = s->ready;
+
+	if (s == &d->default_stream) {
+		for (struct topsStream_st *o = d->streams; o; o = o->next)
+			if (!(o->flags & topsStreamNonBlocking) && o->ready > r)
+				r = o->ready;
+	} else if (!(s->flags & topsStreamNonBlocking) && d->default_stream.ready > r) {
+		r = d->default_stream.ready;
+	}
+	return r;
+}
+
+uint64_t sim_stream_done(struct topsStream_st *s)
+{
+	uint64_t r;
+
+	pthread_mutex_lock(&s->dev->lock);
+	r = ready_locked(s);
+	pthread_mutex_unlock(&s->dev->lock);
+	return r;
+}
+
+uint64_t sim_device_done(struct sim_device *d)
+{
+	uint64_t r;
+
+	pthread_mutex_lock(&d->lock);
+	r = d->default_stream.ready > d->orphan_ready ? d->default_stream.ready : d->orphan_ready;
+	for (struct topsStream_st *o = d->streams; o; o = o->next)
+		if (o->ready > r)
+			r = o->ready;
+	pthread_mutex_unlock(&d->lock);
+	return r;
+}
+
+static void emit(struct sim_device *d, const struct sim_cmd *c, const struct topsStream_st *s,
+		 uint64_t launch_id, enum gcu_engine engine, enum gcu_record_kind kind,
+		 uint64_t start, uint64_t end, uint64_t bytes)
+{
+	struct gcu_record r = {
+		.kind = (uint16_t)kind,
+		.engine = (uint8_t)engine,
+		.copy_kind = (uint8_t)(c->kernel ? GCU_COPY_NONE : c->copy_kind),
+		.device = (uint32_t)d->phys,
+		.pid = (uint32_t)getpid(),
+		.stream_id = s->id,
+		.launch_id = launch_id,
+		.start_ticks = start,
+		.end_ticks = end,
+		.bytes = bytes,
+	};
+
+	if (c->kernel) {
+		uint32_t *id = &c->kernel->name_id[d->phys];
+
+		if (!__atomic_load_n(id, __ATOMIC_ACQUIRE))
+			__atomic_store_n(id, gcu_names_add(&d->region, c->kernel->info.name),
+					 __ATOMIC_RELEASE);
+		r.name_id = __atomic_load_n(id, __ATOMIC_ACQUIRE);
+	}
+	gcu_ring_push(&d->region, &r);
+}
+
+uint64_t sim_submit(struct topsStream_st *s, const struct sim_cmd *c)
+{
+	struct sim_device *d = s->dev;
+	const struct gcu_region_hdr *h = d->region.hdr;
+	unsigned enabled = gcu_enabled(&d->region);
+	bool dte = c->kernel && sim.profile_meta && (enabled & (GCU_ACT_CDTE | GCU_ACT_SDTE));
+	uint64_t dur_ns = c->kernel ? model_kernel_ns(&c->kernel->info, c->elems, dte) : c->dur_ns;
+	uint64_t launch_id = __atomic_add_fetch(&sim.next_launch_id, 1, __ATOMIC_RELAXED);
+	uint64_t submit = sim_device_now(d), ready, dte_bytes = 0;
+	struct model_slot slot, cdte = { 0, 0 }, sdte = { 0, 0 };
+
+	pthread_mutex_lock(&d->lock);
+	ready = ready_locked(s);
+	slot = model_schedule(&d->engine_free[c->engine], &ready, submit,
+			      gcu_ns_to_ticks(h, dur_ns));
+	s->ready = slot.end;
+	if (dte) {
+		/* inside the kernel: CDTE brings its data in at the start, SDTE out at the end */
+		dte_bytes = c->elems * c->kernel->info.dte_bytes_per_elem;
+		cdte.start = slot.start;
+		cdte.end = slot.start +
+			   gcu_ns_to_ticks(h, model_dte_ns(GCU_ENGINE_CDTE, dte_bytes, dur_ns));
+		sdte.end = slot.end;
+		sdte.start = slot.end -
+			     gcu_ns_to_ticks(h, model_dte_ns(GCU_ENGINE_SDTE, dte_bytes, dur_ns));
+		d->engine_free[GCU_ENGINE_CDTE] = cdte.end;
+		d->engine_free[GCU_ENGINE_SDTE] = sdte.end;
+	}
+	pthread_mutex_unlock(&d->lock);
+
+	if (enabled & (c->kernel ? GCU_ACT_OPERATOR : GCU_ACT_MEMCPY))
+		emit(d, c, s, launch_id, c->engine, c->kind, slot.start, slot.end, c->bytes);
+	if (dte && dte_bytes && (enabled & GCU_ACT_CDTE))
+		emit(d, c, s, launch_id, GCU_ENGINE_CDTE, GCU_REC_DTE, cdte.start, cdte.end,
+		     dte_bytes);
+	if (dte && dte_bytes && (enabled & GCU_ACT_SDTE))
+		emit(d, c, s, launch_id, GCU_ENGINE_SDTE, GCU_REC_DTE, sdte.start, sdte.end,
+		     dte_bytes);
+	return slot.end;
+}
+
+void sim_wait(struct sim_device *d, uint64_t ticks)
+{
+	uint64_t ns = gcu_ticks_to_host(d->region.hdr, ticks);
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
+			       .tv_nsec = (long)(ns % 1000000000ull) };
+
+	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
