@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* gcu-records: the driver's own record reader. Enables activities on every GCU, runs a command,
  * and prints each profiler record the devices write while it runs, one line each.
- * usage: gcu-records [-a operator,memcpy,cdte,sdte|all] command [args...] */
+ * usage: gcu-records [-a operator,memcpy,cdte,sdte|all] [-o FILE] command [args...]
+ * Records go to FILE (default: standard output, line by line, shared with the command's). */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -45,6 +46,8 @@ static unsigned parse_activities(const char *s)
 	return m;
 }
 
+static FILE *out;
+
 static int drain(struct gcu_ro_dev *d)
 {
 	struct gcu_record r[256];
@@ -56,15 +59,16 @@ static int drain(struct gcu_ro_dev *d)
 			const char *name = r[i].name_id ? gcu_ro_name(d, r[i].name_id) : NULL;
 			uint64_t dur = (r[i].end_ticks - r[i].start_ticks) * 1000000000ull / hz;
 
-			printf("dev=%u pid=%u kind=%s engine=%s stream=%u launch=%llu start=%llu "
-			       "dur_ns=%llu bytes=%llu copy=%s name=%s\n",
-			       r[i].device, r[i].pid, r[i].kind < 5 ? kinds[r[i].kind] : "?",
-			       r[i].engine < 4 ? engines[r[i].engine] : "?", r[i].stream_id,
-			       (unsigned long long)r[i].launch_id,
-			       (unsigned long long)r[i].start_ticks, (unsigned long long)dur,
-			       (unsigned long long)r[i].bytes,
-			       r[i].copy_kind < 4 ? copies[r[i].copy_kind] : "-",
-			       name ? name : "-");
+			fprintf(out,
+				"dev=%u pid=%u kind=%s engine=%s stream=%u launch=%llu start=%llu "
+				"dur_ns=%llu bytes=%llu copy=%s name=%s\n",
+				r[i].device, r[i].pid, r[i].kind < 5 ? kinds[r[i].kind] : "?",
+				r[i].engine < 4 ? engines[r[i].engine] : "?", r[i].stream_id,
+				(unsigned long long)r[i].launch_id,
+				(unsigned long long)r[i].start_ticks, (unsigned long long)dur,
+				(unsigned long long)r[i].bytes,
+				r[i].copy_kind < 4 ? copies[r[i].copy_kind] : "-",
+				name ? name : "-");
 		}
 		total += n;
 	}
@@ -80,12 +84,22 @@ int main(int argc, char **argv)
 	char err[512];
 	pid_t pid;
 
-	while ((c = getopt(argc, argv, "+a:")) != -1) {
-		if (c != 'a') {
-			fprintf(stderr, "usage: gcu-records [-a activities] command [args...]\n");
+	out = stdout;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	while ((c = getopt(argc, argv, "+a:o:")) != -1) {
+		if (c == 'a') {
+			act = parse_activities(optarg);
+		} else if (c == 'o') {
+			out = fopen(optarg, "w");
+			if (!out) {
+				perror(optarg);
+				return 1;
+			}
+		} else {
+			fprintf(stderr, "usage: gcu-records [-a activities] [-o file] command "
+					"[args...]\n");
 			return 2;
 		}
-		act = parse_activities(optarg);
 	}
 	if (optind >= argc || ndev < 0) {
 		fprintf(stderr,
@@ -120,9 +134,13 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < ndev; i++) {
 		drain(dev[i]);
-		printf("dev=%d overflow=%llu\n", i, (unsigned long long)gcu_ro_overflow(dev[i]));
+		fprintf(out, "dev=%d overflow=%llu\n", i,
+			(unsigned long long)gcu_ro_overflow(dev[i]));
 		gcu_ro_close(dev[i]);
 	}
-	fflush(stdout);
+	if (fclose(out)) {
+		perror("gcu-records: writing the records");
+		return 1;
+	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
