@@ -15,6 +15,8 @@ enum tp_event_type {
 	EV_PROC_FORK = 1, /* a tracked process created a child process */
 	EV_PROC_EXEC = 2, /* a tracked process exec'd a new image */
 	EV_PROC_EXIT = 3, /* the last thread of a tracked process exited */
+	EV_API_CALL = 10, /* a runtime or topstx API call returned (struct tp_api_event) */
+	EV_API_STR = 11,  /* a piece of a string argument of a call (struct tp_str_event) */
 };
 
 struct tp_event_hdr {
@@ -30,6 +32,82 @@ struct tp_proc_event {
 	__u32 ppid;	 /* EV_PROC_FORK: the parent; hdr.pid is the child */
 	__s32 exit_code; /* EV_PROC_EXIT: as wait(2) reports it (status << 8 | signal) */
 	char comm[TASK_COMM_LEN];
+};
+
+/* --- API tracing (bpf/api.bpf.c) ----------------------------------------------------------- */
+
+/* Each uprobe carries a cookie: the function's index in topsprof's API table and what to
+ * capture at entry. Register arguments are always captured; stack arguments, strings and
+ * topstx attributes when the cookie says so. */
+#define API_CK_FN_MASK	  0xffffull
+#define API_CK_STACK	  (1ull << 16) /* capture API_STACK_ARGS arguments passed on the stack */
+#define API_CK_TOPSTX	  (1ull << 17) /* topstx: streamed even in statistics mode */
+#define API_CK_STR	  (1ull << 18) /* argument API_CK_ARG() is a C string */
+#define API_CK_ATTR	  (1ull << 19) /* argument API_CK_ARG() is a topstxEventAttributes_t * */
+#define API_CK_ARG(c)	  (((c) >> 20) & 0xf)
+#define API_CK_ARG_IDX(i) ((__u64)(i) << 20)
+
+#define API_REG_ARGS	  6
+#define API_STACK_ARGS	  4
+#define API_ATTR_SIZE	  40 /* sizeof(topstxEventAttributes_t) */
+#define API_MAX_DEPTH	  4  /* API calls made from inside API calls, per thread */
+
+/* topstxEventAttributes_t, as the BPF side reads it */
+#define ATTR_OFF_MESSAGE      16
+#define ATTR_OFF_PAYLOAD_TYPE 24
+#define ATTR_OFF_PAYLOAD_SIZE 28
+#define ATTR_OFF_PAYLOAD      32
+#define TOPSTX_PAYLOAD_STRING 4
+#define TOPSTX_PAYLOAD_BYTES  5
+
+#define API_STR_CHUNK	      4096 /* bytes of string data per tp_str_event */
+
+enum api_event_flags {
+	API_EV_NESTED = 1u << 0, /* called from inside another API call of the same thread */
+};
+
+struct tp_api_event {
+	struct tp_event_hdr hdr; /* ts_ns: when the call returned */
+	__u64 call_id;		 /* ties string pieces to their call */
+	__u64 start_ns;
+	__u32 fn; /* index in the API table */
+	__u32 flags;
+	__s64 ret;
+	__u64 args[API_REG_ARGS];
+	__u64 stack[API_STACK_ARGS];
+	__u8 attr[API_ATTR_SIZE];
+};
+
+struct tp_str_event {
+	struct tp_event_hdr hdr;
+	__u64 call_id;
+	__u32 offset; /* of this piece in the string */
+	__u16 len;    /* bytes of data in this piece */
+	__u8 index;   /* 0: the message or name; 1: a string or bytes payload */
+	__u8 last;    /* 1: the last piece; 2: the last, and the string was truncated */
+	char data[API_STR_CHUNK];
+};
+
+/* statistics mode: per process and function, in a per-CPU hash */
+struct api_stat_key {
+	__u32 pid;
+	__u32 fn;
+};
+
+struct api_stat {
+	__u64 count;
+	__u64 total_ns;
+	__u64 min_ns;
+	__u64 max_ns;
+};
+
+/* api_drops indices */
+enum api_drop {
+	API_DROP_CALL = 0,  /* call events lost to a full ring buffer */
+	API_DROP_STR = 1,   /* string pieces lost to a full ring buffer */
+	API_DROP_DEPTH = 2, /* calls nested deeper than API_MAX_DEPTH, or returns without entry */
+	API_DROP_STAT = 3,  /* statistics lost to a full statistics map */
+	API_DROP__COUNT
 };
 
 #endif

@@ -83,11 +83,11 @@ $(SIM_BIN)/%: sim/samples/%.c sim/samples/common.h $(SIM_LIB)/libtopsrt.so $(SIM
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SIM_APP_CFLAGS) $< -L$(SIM_LIB) -Wl,--as-needed -ltopstx -ltopsrt -lm $(SIM_RPATH) -o $@
 
-# no link to the runtime: it is dlopen()ed at run time
+# no link to the runtime: it is dlopen()ed by name at run time (found through RUNPATH)
 $(SIM_BIN)/dlopen_app: sim/samples/dlopen_app.c $(SIM_LIB)/libtopsrt.so
 	$(call msg,CC-APP,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SIM_APP_CFLAGS) $< -ldl -o $@
+	$(Q)$(CC) $(SIM_APP_CFLAGS) $< -ldl -Wl,--enable-new-dtags $(SIM_RPATH) -o $@
 
 # the runtime linked into the executable
 $(SIM_BIN)/simpleElemwiseAdd_static: sim/samples/simpleElemwiseAdd.c $(SIM_LIB)/libtopsrt.a

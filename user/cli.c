@@ -28,7 +28,7 @@
 const struct opt_def cli_options[OPT__COUNT] = {
 	/* GCU collection */
 	[OPT_PROFILE_FROM_START] = { OPT_PROFILE_FROM_START, "profile-from-start", ARG_ONOFF,
-				     "on|off", "on", GRP_GCU, L | P,
+				     "on|off", "on", GRP_GCU, L,
 				     "Collect from the start (on), or run uncollected until "
 				     "'topsprof start' from another terminal (off)." },
 	[OPT_QUERY_ACTIVITIES] = { OPT_QUERY_ACTIVITIES, "query-activities", ARG_NONE, NULL, NULL,
@@ -50,16 +50,15 @@ const struct opt_def cli_options[OPT__COUNT] = {
 				    "Collect the activities checked (isCheck: true) in a JSON file "
 				    "written by --export-activities." },
 	/* CPU collection */
-	[OPT_TRACE] = { OPT_TRACE, "trace", ARG_DOMAINS, "DOMAINS", "topstx,runtime", GRP_CPU,
-			L | P,
+	[OPT_TRACE] = { OPT_TRACE, "trace", ARG_DOMAINS, "DOMAINS", "topstx,runtime", GRP_CPU, L,
 			"Trace these domains: runtime, topstx, topsprofiler (comma list; other "
 			"names are ignored with a warning)." },
 	[OPT_TOPSTX_DOMAIN_INCLUDE] = { OPT_TOPSTX_DOMAIN_INCLUDE, "topstx-domain-include",
-					ARG_NAMES, "DOMAINS", NULL, GRP_CPU, L | P,
+					ARG_NAMES, "DOMAINS", NULL, GRP_CPU, L,
 					"With topstx traced, also trace these custom topstx "
 					"domains (comma list, or all)." },
 	[OPT_TOPSTX_MAX_BYTES_SIZE] = { OPT_TOPSTX_MAX_BYTES_SIZE, "topstx-max-bytes-size",
-					ARG_BYTES, "SIZE", "4096B", GRP_CPU, L | P,
+					ARG_BYTES, "SIZE", "4096B", GRP_CPU, L,
 					"Truncate strings and payloads the API trace captures "
 					"(messages, payloads, domain and category names) to SIZE: "
 					"1B to 1MB, e.g. 4096, 4096B, 4KB, 1MB." },
@@ -94,23 +93,23 @@ const struct opt_def cli_options[OPT__COUNT] = {
 			     L | X | P, "Kernel module of the GCU driver, for the kmd filter." },
 	/* printing */
 	[OPT_PRINT_API_SUMMARY] = { OPT_PRINT_API_SUMMARY, "print-api-summary", ARG_NONE, NULL,
-				    NULL, GRP_PRINT, P,
+				    NULL, GRP_PRINT, 0,
 				    "Print the API summary (runtime and topstx) only." },
 	[OPT_PRINT_GCU_SUMMARY] = { OPT_PRINT_GCU_SUMMARY, "print-gcu-summary", ARG_NONE, NULL,
 				    NULL, GRP_PRINT, P, "Print the summary of the GCU records." },
 	[OPT_PRINT_GCU_TRACE] = { OPT_PRINT_GCU_TRACE, "print-gcu-trace", ARG_NONE, NULL, NULL,
 				  GRP_PRINT, P, "Print every GCU record, in time order." },
 	[OPT_PRINT_SUMMARY] = { OPT_PRINT_SUMMARY, "print-summary", ARG_NONE, NULL, NULL, GRP_PRINT,
-				P,
+				0,
 				"Print the summary of everything collected (the default when no "
 				"print option is given)." },
 	[OPT_PRINT_SUMMARY_PER_GCU] = { OPT_PRINT_SUMMARY_PER_GCU, "print-summary-per-gcu",
 					ARG_NONE, NULL, NULL, GRP_PRINT, P,
 					"Print the summary, one block per GCU." },
-	[OPT_QUIET] = { OPT_QUIET, "quiet", ARG_NONE, NULL, NULL, GRP_PRINT, P,
+	[OPT_QUIET] = { OPT_QUIET, "quiet", ARG_NONE, NULL, NULL, GRP_PRINT, 0,
 			"Quiet mode: print nothing." },
 	[OPT_PRINT_APP_LOG] = { OPT_PRINT_APP_LOG, "print-app-log", ARG_NONE, NULL, NULL, GRP_PRINT,
-				L | P, "Show the application's output while it is profiled." },
+				L, "Show the application's output while it is profiled." },
 	/* input and output */
 	[OPT_EXPORT_PROFILE] = { OPT_EXPORT_PROFILE, "export-profile", ARG_FILE, "FILE", NULL,
 				 GRP_IO, P,
@@ -193,11 +192,16 @@ const struct opt_def cli_options[OPT__COUNT] = {
 			      OF_STANDALONE | P,
 			      "List topsprof's collectors and whether this host supports them." },
 	[OPT_RUNTIME_LIB] = { OPT_RUNTIME_LIB, "runtime-lib", ARG_FILE, "PATH", NULL, GRP_ADVANCED,
-			      L | X | P,
+			      L | X,
 			      "Trace this libtopsrt.so instead of the one the application loads." },
 	[OPT_BUFFER_SIZE] = { OPT_BUFFER_SIZE, "buffer-size", ARG_BUFSIZE, "SIZE", "8MB",
-			      GRP_ADVANCED, L | X | P,
+			      GRP_ADVANCED, L | X,
 			      "BPF ring buffer size, 64KB to 1GB (rounded up to a power of two)." },
+	[OPT_API_MODE] = { OPT_API_MODE, "api-mode", ARG_APIMODE, "auto|stats|trace", "auto",
+			   GRP_ADVANCED, L | X,
+			   "How API calls are collected: stats aggregates them in the kernel "
+			   "(cheapest), trace streams every call; auto picks stats unless an "
+			   "output needs every call." },
 };
 
 #undef L
@@ -430,6 +434,18 @@ static int apply_value(const struct opt_def *d, const char *v, struct cli *cli, 
 			return -1;
 		}
 		return 0;
+	case ARG_APIMODE: {
+		static const char *const modes[] = { "auto", "stats", "trace" };
+
+		for (int i = 0; i < 3; i++) {
+			if (!strcasecmp(v, modes[i])) {
+				cli->api_mode = (enum api_mode)i;
+				return 0;
+			}
+		}
+		fail(err, errlen, "'%s' is not auto, stats or trace", v);
+		return -1;
+	}
 	case ARG_BUFSIZE:
 		if (parse_bytes(v, &n)) {
 			fail(err, errlen, "'%s' is not a size (e.g. 8MB, 65536)", v);

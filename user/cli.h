@@ -70,6 +70,7 @@ enum opt_id {
 	OPT_PLUGIN_LIST,
 	OPT_RUNTIME_LIB,
 	OPT_BUFFER_SIZE,
+	OPT_API_MODE,
 	OPT__COUNT
 };
 
@@ -89,6 +90,7 @@ enum opt_arg {
 	ARG_PID,
 	ARG_SECONDS,
 	ARG_BUFSIZE, /* ring buffer size */
+	ARG_APIMODE, /* auto | stats | trace */
 };
 
 enum opt_group {
@@ -145,6 +147,12 @@ enum control_action {
 	CTL_CANCEL
 };
 
+enum api_mode {
+	API_MODE_AUTO,
+	API_MODE_STATS,
+	API_MODE_TRACE
+};
+
 enum kfilter_kind {
 	KFILTER_CURRENT,
 	KFILTER_ALL,
@@ -183,6 +191,7 @@ struct cli {
 	pid_t attach_pid;
 	double duration_s;
 	uint64_t buffer_size;
+	enum api_mode api_mode;
 
 	/* the application and its arguments (NULL-terminated, points into argv) */
 	int app_argc;

@@ -3,6 +3,7 @@
 #include "activity.h"
 #include "cli.h"
 #include "log.h"
+#include "run.h"
 
 #include <bpf/libbpf.h>
 #include <stdio.h>
@@ -73,9 +74,7 @@ int main(int argc, char **argv)
 		activity_print_query(stdout);
 		return 0;
 	case CMD_PROFILE:
-		pr_error("profiling '%s': not available yet in topsprof %s",
-			 cli.app_argc ? cli.app_argv[0] : "the system", TOPSPROF_VERSION);
-		return 1;
+		return cmd_profile(&cli);
 	default:
 		pr_error("internal error: command %d has no handler", (int)cli.cmd);
 		return 1;

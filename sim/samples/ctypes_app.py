@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 """Drive the GCU runtime from Python through ctypes, as Python frameworks do: memory, copies,
 memset, a kernel from a module (topsModuleLoad), events. Checks its results.
-usage: ctypes_app.py [path/to/libtopsrt.so.1]"""
+usage: ctypes_app.py [path/to/libtopsrt.so.1]
+Without a path the runtime is loaded by name (LD_LIBRARY_PATH, ld.so.cache), as frameworks do."""
 import ctypes
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LIB = sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "..", "lib", "libtopsrt.so.1")
+LIB = sys.argv[1] if len(sys.argv) > 1 else "libtopsrt.so.1"
 MODULE = os.path.join(HERE, "..", "lib", "libsample_kernels.so")
 
 rt = ctypes.CDLL(LIB)

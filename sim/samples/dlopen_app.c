@@ -2,7 +2,6 @@
 /* Loads libtopsrt.so only after it has started (as frameworks with plug-in back ends do), then
  * uses it through dlsym. usage: dlopen_app [delay-ms] */
 #include <dlfcn.h>
-#include <limits.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -34,21 +33,10 @@ static void negate(void **args, dim3 grid, dim3 block)
 		p[i] = -p[i];
 }
 
-/* the runtime next to this program (build tree: ../lib), else wherever ld.so finds it */
+/* by its name, as frameworks load their back ends: the dynamic loader searches this program's
+ * RUNPATH ($ORIGIN/../lib in the build tree), LD_LIBRARY_PATH, ld.so.cache and /usr/lib */
 static void *open_runtime(void)
 {
-	char exe[PATH_MAX], path[PATH_MAX + 32];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	void *h;
-
-	if (n > 0) {
-		exe[n] = '\0';
-		*strrchr(exe, '/') = '\0';
-		snprintf(path, sizeof(path), "%s/../lib/libtopsrt.so.1", exe);
-		h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-		if (h)
-			return h;
-	}
 	return dlopen("libtopsrt.so.1", RTLD_NOW | RTLD_GLOBAL);
 }
 

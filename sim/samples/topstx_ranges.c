@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* topstx: nested ranges in two custom domains and the default one, start/end ranges, marks,
- * categories, payloads, with GCU work inside the ranges. */
+ * categories, payloads, with GCU work inside the ranges.
+ * usage: topstx_ranges [message-bytes]: also push one range whose message is that long
+ * ("long:" and then the letters a-z over and over). */
 #include <string.h>
 
 #include "common.h"
@@ -37,7 +39,22 @@ static topstxEventAttributes_t attr(const char *msg, uint32_t category)
 	return a;
 }
 
-int main(void)
+static void long_range(size_t bytes)
+{
+	char *msg = malloc(bytes + 1);
+
+	if (!msg)
+		exit(1);
+	memcpy(msg, "long:", bytes < 5 ? bytes : 5);
+	for (size_t i = 5; i < bytes; i++)
+		msg[i] = (char)('a' + (i - 5) % 26);
+	msg[bytes] = '\0';
+	if (topstxRangePushA(msg) != 0 || topstxRangePop() != 0)
+		exit(1);
+	free(msg);
+}
+
+int main(int argc, char **argv)
 {
 	topstxDomainHandle_t pre = topstxDomainCreate("Preprocess");
 	topstxDomainHandle_t train = topstxDomainCreate("Training");
@@ -50,6 +67,8 @@ int main(void)
 
 	if (!pre || !train || !h)
 		return 1;
+	if (argc > 1)
+		long_range(strtoul(argv[1], NULL, 10));
 	topstxDomainNameCategory(train, 1, "forward");
 	topstxDomainNameCategory(train, 2, "backward");
 

@@ -11,7 +11,7 @@ unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META
 
 # --- every sample, no profiler ----------------------------------------------------------------
 for app in simpleElemwiseAdd simpleElemwiseAdd_static "stress -n 50" topstx_ranges dlopen_app \
-	fork_app ctypes_app.py; do
+	fork_app "ctypes_app.py $SIM/lib/libtopsrt.so.1"; do
 	run $BIN/$app
 	expect_rc 0 "$app"
 	case $app in stress*) expect_out "errors=0" ;; *) expect_out "PASSED" ;; esac
@@ -107,6 +107,8 @@ for f in topsMalloc topsLaunchKernel topsMemcpyAsync topsStreamSynchronize; do
 done
 nm "$BIN/simpleElemwiseAdd_static" | grep -q ' T topsLaunchKernel$' || die "static app lacks the runtime"
 readelf -d "$BIN/simpleElemwiseAdd_static" | grep -q libtopsrt && die "static app links libtopsrt.so"
-readelf -d "$BIN/dlopen_app" | grep -q libtopsrt && die "dlopen_app links libtopsrt.so"
+readelf -d "$BIN/dlopen_app" | grep -q 'NEEDED.*libtopsrt' && die "dlopen_app links libtopsrt.so"
+LD_LIBRARY_PATH=$SIM/lib run "$BIN/ctypes_app.py"
+expect_rc 0 "ctypes_app.py loading the runtime by name"
 readelf -d "$BIN/simpleElemwiseAdd" | grep -q 'RUNPATH.*\$ORIGIN/../lib' || die "samples lack RUNPATH"
 done_ok

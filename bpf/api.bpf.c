@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* API tracing: one entry and one return program, attached as uprobe/uretprobe to every traced
+ * function of libtopsrt.so and libtopstx.so; the attach cookie says which function it is and
+ * what to capture. Calls the application makes (not those the runtime makes from inside another
+ * call) either stream to topsprof through api_events, or, in statistics mode, are aggregated in
+ * api_stats right here. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool filter_pids = true;
+const volatile bool stats_mode = false;
+const volatile __u32 max_str_bytes = 4096;
+
+/* switched by topsprof at run time (--profile-from-start, start/stop) */
+__u32 collecting = 1;
+
+static __u64 call_seq;
+
+/* shared with bpf/proc.bpf.c: topsprof hands this object the tracker's map */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} tracked_pids SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 8 * 1024 * 1024); /* --buffer-size */
+} api_events SEC(".maps");
+
+struct frame {
+	__u64 call_id;
+	__u64 start_ns;
+	__u64 cookie;
+	__u64 args[API_REG_ARGS];
+	__u64 stack[API_STACK_ARGS];
+	__u8 attr[API_ATTR_SIZE];
+};
+
+struct thread_calls {
+	__u32 depth;
+	__u32 pad;
+	struct frame f[API_MAX_DEPTH];
+};
+
+/* calls in flight, per thread */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, struct thread_calls);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, 8192);
+	__type(key, struct api_stat_key);
+	__type(value, struct api_stat);
+} api_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, API_DROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} api_drops SEC(".maps");
+
+/* a zeroed thread_calls to start a thread's entry from (too big for the stack) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_calls);
+} zero_calls SEC(".maps");
+
+static __always_inline void count_drop(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&api_drops, &which);
+
+	if (n)
+		(*n)++;
+}
+
+struct str_ctx {
+	const char *src;
+	__u64 call_id;
+	__u32 tgid, tid;
+	__u32 off;
+	__u32 limit; /* bytes to take at most */
+	__u32 bytes; /* bytes mode: the payload's size; 0: a NUL-terminated string */
+	__u8 index;
+};
+
+/* the verifier must see the bound right where a size is used: an AND the compiler cannot move */
+#define BOUND(v) asm volatile("%[x] &= %[m]" : [x] "+r"(v) : [m] "i"(API_STR_CHUNK - 1))
+
+/* one piece of a string (or byte payload) per iteration, until its end or the limit */
+static long str_piece(__u32 i, struct str_ctx *c)
+{
+	struct tp_str_event *e;
+	__u32 want = c->limit - c->off, len, size;
+	__u8 last;
+	char next = 0;
+	long n;
+
+	if (c->off >= c->limit)
+		return 1;
+	e = bpf_ringbuf_reserve(&api_events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(API_DROP_STR);
+		return 1;
+	}
+	if (c->bytes) {
+		len = want < API_STR_CHUNK - 1 ? want : API_STR_CHUNK - 1;
+		BOUND(len);
+		if (bpf_probe_read_user(e->data, len, c->src + c->off))
+			len = 0;
+		c->off += len;
+		if (!len)
+			last = 1;
+		else if (c->off < c->limit)
+			last = 0;
+		else
+			last = c->bytes > c->limit ? 2 : 1;
+	} else {
+		/* room for the terminating NUL that the helper always writes */
+		size = want < API_STR_CHUNK - 2 ? want + 1 : API_STR_CHUNK - 1;
+		BOUND(size);
+		n = bpf_probe_read_user_str(e->data, size, c->src + c->off);
+		len = n > 0 ? (__u32)n - 1 : 0;
+		c->off += len;
+		if (n <= 0 || (__u32)n < size) {
+			last = 1; /* the string ended */
+		} else if (c->off < c->limit) {
+			last = 0;
+		} else {
+			/* at the limit: truncated if the string goes on */
+			bpf_probe_read_user(&next, 1, c->src + c->off);
+			last = next ? 2 : 1;
+		}
+	}
+	e->hdr.type = EV_API_STR;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.pid = c->tgid;
+	e->hdr.tid = c->tid;
+	e->hdr.ts_ns = 0;
+	e->call_id = c->call_id;
+	e->offset = c->off - len;
+	e->len = (__u16)len;
+	e->index = c->index;
+	e->last = last;
+	bpf_ringbuf_submit(e, 0);
+	return last ? 1 : 0;
+}
+
+static __always_inline void capture_str(__u64 call_id, __u32 tgid, __u32 tid, __u8 index,
+					const void *src, __u32 bytes)
+{
+	struct str_ctx c = {
+		.src = src,
+		.call_id = call_id,
+		.tgid = tgid,
+		.tid = tid,
+		.limit = max_str_bytes,
+		.bytes = bytes,
+		.index = index,
+	};
+
+	if (!src)
+		return;
+	if (bytes && bytes < c.limit)
+		c.limit = bytes; /* truncated when bytes > max_str_bytes */
+	bpf_loop(1 + max_str_bytes / (API_STR_CHUNK - 2), str_piece, &c, 0);
+}
+
+/* argument i of the call (a constant offset for each, as the verifier wants) */
+static __always_inline __u64 reg_arg(const struct frame *f, __u32 i)
+{
+	switch (i) {
+	case 0:
+		return f->args[0];
+	case 1:
+		return f->args[1];
+	case 2:
+		return f->args[2];
+	case 3:
+		return f->args[3];
+	case 4:
+		return f->args[4];
+	default:
+		return f->args[5];
+	}
+}
+
+SEC("uprobe")
+int BPF_KPROBE(api_entry)
+{
+	__u64 id = bpf_get_current_pid_tgid(), cookie;
+	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, d;
+	struct thread_calls *tc;
+	struct frame *f;
+
+	if (!collecting)
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&tracked_pids, &tgid))
+		return 0;
+	tc = bpf_map_lookup_elem(&inflight, &tid);
+	if (!tc) {
+		struct thread_calls *z = bpf_map_lookup_elem(&zero_calls, &zero);
+
+		if (!z)
+			return 0;
+		bpf_map_update_elem(&inflight, &tid, z, BPF_NOEXIST);
+		tc = bpf_map_lookup_elem(&inflight, &tid);
+		if (!tc)
+			return 0;
+	}
+	d = tc->depth;
+	tc->depth = d + 1;
+	if (d >= API_MAX_DEPTH) {
+		count_drop(API_DROP_DEPTH);
+		return 0;
+	}
+	cookie = bpf_get_attach_cookie(ctx);
+	f = &tc->f[d & (API_MAX_DEPTH - 1)];
+	f->call_id = __sync_fetch_and_add(&call_seq, 1) + 1;
+	f->cookie = cookie;
+	f->args[0] = PT_REGS_PARM1(ctx);
+	f->args[1] = PT_REGS_PARM2(ctx);
+	f->args[2] = PT_REGS_PARM3(ctx);
+	f->args[3] = PT_REGS_PARM4(ctx);
+	f->args[4] = PT_REGS_PARM5(ctx);
+	f->args[5] = ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6; x86-64 passes the sixth in r9 */
+	if (cookie & API_CK_STACK)
+		bpf_probe_read_user(f->stack, sizeof(f->stack), (void *)(PT_REGS_SP(ctx) + 8));
+	else
+		__builtin_memset(f->stack, 0, sizeof(f->stack));
+	__builtin_memset(f->attr, 0, sizeof(f->attr));
+	/* strings of the calls the application makes, read while they are valid */
+	if (d == 0 && (cookie & (API_CK_STR | API_CK_ATTR))) {
+		const void *arg = (const void *)reg_arg(f, API_CK_ARG(cookie));
+
+		if (cookie & API_CK_STR) {
+			capture_str(f->call_id, tgid, tid, 0, arg, 0);
+		} else if (arg && !bpf_probe_read_user(f->attr, sizeof(f->attr), arg)) {
+			const void *msg = *(const void **)&f->attr[ATTR_OFF_MESSAGE];
+			const void *payload = *(const void **)&f->attr[ATTR_OFF_PAYLOAD];
+			__s32 ptype = *(__s32 *)&f->attr[ATTR_OFF_PAYLOAD_TYPE];
+			__u32 psize = *(__u32 *)&f->attr[ATTR_OFF_PAYLOAD_SIZE];
+
+			capture_str(f->call_id, tgid, tid, 0, msg, 0);
+			if (ptype == TOPSTX_PAYLOAD_STRING)
+				capture_str(f->call_id, tgid, tid, 1, payload, 0);
+			else if (ptype == TOPSTX_PAYLOAD_BYTES && psize)
+				capture_str(f->call_id, tgid, tid, 1, payload, psize);
+		}
+	}
+	/* the entry time is taken last, so that capturing costs no time of the call */
+	f->start_ns = bpf_ktime_get_ns();
+	return 0;
+}
+
+static __always_inline void account(__u32 tgid, __u32 fn, __u64 dur)
+{
+	struct api_stat_key key = { .pid = tgid, .fn = fn };
+	struct api_stat *st = bpf_map_lookup_elem(&api_stats, &key);
+
+	if (st) {
+		st->count++;
+		st->total_ns += dur;
+		if (dur < st->min_ns)
+			st->min_ns = dur;
+		if (dur > st->max_ns)
+			st->max_ns = dur;
+		return;
+	}
+	struct api_stat init = { 1, dur, dur, dur };
+
+	if (bpf_map_update_elem(&api_stats, &key, &init, BPF_NOEXIST)) {
+		/* created meanwhile by this CPU's earlier program? try once more */
+		st = bpf_map_lookup_elem(&api_stats, &key);
+		if (!st) {
+			count_drop(API_DROP_STAT);
+			return;
+		}
+		st->count++;
+		st->total_ns += dur;
+	}
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(api_return)
+{
+	__u64 end = bpf_ktime_get_ns(), id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id, d;
+	struct thread_calls *tc = bpf_map_lookup_elem(&inflight, &tid);
+	struct tp_api_event *e;
+	struct frame *f;
+
+	if (!tc || tc->depth == 0) /* its entry was not collected */
+		return 0;
+	d = --tc->depth;
+	if (d != 0 || d >= API_MAX_DEPTH) /* the runtime calling itself: not the app's call */
+		return 0;
+	f = &tc->f[0];
+	if (stats_mode && !(f->cookie & API_CK_TOPSTX)) {
+		account(tgid, (__u32)(f->cookie & API_CK_FN_MASK), end - f->start_ns);
+		return 0;
+	}
+	e = bpf_ringbuf_reserve(&api_events, sizeof(*e), 0);
+	if (!e) {
+		count_drop(API_DROP_CALL);
+		return 0;
+	}
+	e->hdr.type = EV_API_CALL;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.pid = tgid;
+	e->hdr.tid = tid;
+	e->hdr.ts_ns = end;
+	e->call_id = f->call_id;
+	e->start_ns = f->start_ns;
+	e->fn = (__u32)(f->cookie & API_CK_FN_MASK);
+	e->flags = 0;
+	e->ret = (__s64)PT_REGS_RC(ctx);
+	__builtin_memcpy(e->args, f->args, sizeof(e->args));
+	__builtin_memcpy(e->stack, f->stack, sizeof(e->stack));
+	__builtin_memcpy(e->attr, f->attr, sizeof(e->attr));
+	bpf_ringbuf_submit(e, 0);
+	return 0;
+}

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* What topsprof needs to know of an ELF file: its dependencies and search paths, and where its
+ * functions are (file offsets, as uprobes want them). */
+#ifndef TOPSPROF_ELFINFO_H
+#define TOPSPROF_ELFINFO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define ELF_MAX_NEEDED 64
+
+struct elf_deps {
+	int nneeded;
+	char *needed[ELF_MAX_NEEDED];
+	char *rpath;   /* DT_RPATH, or NULL */
+	char *runpath; /* DT_RUNPATH, or NULL */
+	char *interp;  /* PT_INTERP, or NULL */
+};
+
+/* 0, -ENOEXEC when path is not an ELF file, or another -errno */
+int elf_read_deps(const char *path, struct elf_deps *d);
+void elf_free_deps(struct elf_deps *d);
+
+/* File offsets of the named functions defined in path (.dynsym and .symtab); offsets[i] is 0
+ * when names[i] is not defined there. Returns how many were found, or -errno. */
+int elf_func_offsets(const char *path, const char *const *names, int n, uint64_t *offsets);
+
+/* true when path defines function name (an executable with the runtime linked in) */
+bool elf_defines(const char *path, const char *name);
+
+#endif

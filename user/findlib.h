@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Which libtopsrt.so / libtopstx.so a program will really use, found the way ld.so would:
+ * the executable itself (runtime linked in), its DT_NEEDED tree (RPATH, LD_LIBRARY_PATH, RUNPATH,
+ * ld.so.cache, the default directories), or, for a library it dlopen()s by name later, the same
+ * search plus /opt/tops/lib. Paths may be looked up under another root (/proc/PID/root). */
+#ifndef TOPSPROF_FINDLIB_H
+#define TOPSPROF_FINDLIB_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+struct findlib_target {
+	const char *soname_prefix; /* "libtopsrt.so" */
+	const char *probe_symbol;  /* a function that tells a static copy: "topsLaunchKernel" */
+	char path[PATH_MAX];	   /* found: the file to probe (under root) */
+	bool in_executable;	   /* the executable has it linked in */
+};
+
+struct findlib_ctx {
+	const char *root;	     /* "" or "/proc/PID/root" */
+	const char *ld_library_path; /* the application's, or NULL */
+	char looked[2048];	     /* where the search went, for the error message */
+};
+
+/* the file that execve(argv0) runs: argv0 itself when it has a '/', else found in PATH */
+int findlib_resolve_exe(const char *argv0, const char *path_env, char *out, size_t len);
+
+/* find each target for the program exe; returns how many were found */
+int findlib_find(struct findlib_ctx *ctx, const char *exe, struct findlib_target *t, int n);
+
+/* look a library name up in ld.so.cache (under root); 0 and its path, or -ENOENT */
+int findlib_ldcache(const char *root, const char *name, char *out, size_t len);
+
+#endif

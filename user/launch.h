@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Starting the application so that no call is missed: it is forked and held before exec until
+ * topsprof has its probes in place, then released. */
+#ifndef TOPSPROF_LAUNCH_H
+#define TOPSPROF_LAUNCH_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+struct launch {
+	pid_t pid;
+	int go_fd; /* write end: a byte releases the child; closing it without one ends it */
+	bool exited;
+	int status; /* as waitpid(2) reports it */
+};
+
+/* fork the child and hold it; app_output false sends its stdout and stderr to /dev/null */
+int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output);
+int launch_release(struct launch *l);
+/* topsprof could not set up: the child ends without running anything */
+void launch_abort(struct launch *l);
+/* true once the child has exited (status set); block waits for it */
+bool launch_reap(struct launch *l, bool block);
+
+#endif

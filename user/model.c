@@ -1,0 +1,360 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "model.h"
+#include "strlist.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct pending_str {
+	uint64_t call_id;
+	char *buf[2];
+	uint32_t len[2];
+	uint32_t got[2]; /* bytes received: fewer than len when a piece was lost */
+	bool ended[2];	 /* the last piece arrived */
+	bool truncated[2];
+};
+
+/* grow *arr (of elem bytes) to hold one more; false when out of memory */
+static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+void model_init(struct model *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void model_free(struct model *m)
+{
+	for (size_t i = 0; i < m->ncalls; i++) {
+		free(m->calls[i].str[0]);
+		free(m->calls[i].str[1]);
+	}
+	for (size_t i = 0; i < m->nranges; i++) {
+		free(m->ranges[i].domain);
+		free(m->ranges[i].name);
+	}
+	for (size_t i = 0; i < m->nmarks; i++) {
+		free(m->marks[i].domain);
+		free(m->marks[i].name);
+	}
+	for (size_t i = 0; i < m->npending; i++) {
+		free(m->pending[i].buf[0]);
+		free(m->pending[i].buf[1]);
+	}
+	free(m->calls);
+	free(m->ranges);
+	free(m->marks);
+	free(m->procs);
+	free(m->pending);
+	memset(m, 0, sizeof(*m));
+}
+
+static struct proc_info *proc_get(struct model *m, uint32_t pid)
+{
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid && !m->procs[i].exited)
+			return &m->procs[i];
+	if (!grow((void **)&m->procs, &m->procs_cap, m->nprocs, sizeof(*m->procs)))
+		return NULL;
+	memset(&m->procs[m->nprocs], 0, sizeof(*m->procs));
+	m->procs[m->nprocs].pid = pid;
+	return &m->procs[m->nprocs++];
+}
+
+void model_add_proc_event(struct model *m, const struct tp_proc_event *e)
+{
+	struct proc_info *p = proc_get(m, e->hdr.pid);
+
+	if (!p)
+		return;
+	memcpy(p->comm, e->comm, sizeof(p->comm));
+	p->comm[sizeof(p->comm) - 1] = '\0';
+	if (e->hdr.type == EV_PROC_FORK)
+		p->ppid = e->ppid;
+	if (e->hdr.type == EV_PROC_EXIT) {
+		p->exited = true;
+		p->exit_code = e->exit_code;
+	}
+}
+
+static struct pending_str *pending_get(struct model *m, uint64_t call_id, bool create)
+{
+	for (size_t i = 0; i < m->npending; i++)
+		if (m->pending[i].call_id == call_id)
+			return &m->pending[i];
+	if (!create ||
+	    !grow((void **)&m->pending, &m->pending_cap, m->npending, sizeof(*m->pending)))
+		return NULL;
+	memset(&m->pending[m->npending], 0, sizeof(*m->pending));
+	m->pending[m->npending].call_id = call_id;
+	return &m->pending[m->npending++];
+}
+
+void model_add_str(struct model *m, const struct tp_str_event *e)
+{
+	struct pending_str *p = pending_get(m, e->call_id, true);
+	unsigned k = e->index & 1;
+	uint32_t end = e->offset + e->len;
+	char *buf;
+
+	if (!p || e->len > API_STR_CHUNK)
+		return;
+	if (end > p->len[k] || !p->buf[k]) {
+		buf = realloc(p->buf[k], (size_t)end + 1);
+		if (!buf)
+			return;
+		if (end > p->len[k])
+			memset(buf + p->len[k], 0, end - p->len[k]);
+		p->buf[k] = buf;
+		p->len[k] = end;
+		buf[end] = '\0';
+	}
+	memcpy(p->buf[k] + e->offset, e->data, e->len);
+	p->got[k] += e->len;
+	if (e->last)
+		p->ended[k] = true;
+	if (e->last == 2)
+		p->truncated[k] = true;
+}
+
+static void note_time(struct model *m, uint64_t start, uint64_t end)
+{
+	if (!m->first_ns || start < m->first_ns)
+		m->first_ns = start;
+	if (end > m->last_ns)
+		m->last_ns = end;
+}
+
+void model_add_call(struct model *m, const struct tp_api_event *e)
+{
+	struct api_call *c;
+	struct pending_str *p;
+
+	if (e->fn >= api_table_len)
+		return;
+	if (!grow((void **)&m->calls, &m->calls_cap, m->ncalls, sizeof(*m->calls))) {
+		m->lost_calls++;
+		return;
+	}
+	c = &m->calls[m->ncalls++];
+	memset(c, 0, sizeof(*c));
+	c->call_id = e->call_id;
+	c->fn = e->fn;
+	c->pid = e->hdr.pid;
+	c->tid = e->hdr.tid;
+	c->flags = e->flags;
+	c->start_ns = e->start_ns;
+	c->end_ns = e->hdr.ts_ns;
+	c->ret = e->ret;
+	memcpy(c->args, e->args, sizeof(e->args));
+	memcpy(c->args + API_REG_ARGS, e->stack, sizeof(e->stack));
+	memcpy(c->attr, e->attr, sizeof(c->attr));
+	note_time(m, c->start_ns, c->end_ns);
+	p = pending_get(m, e->call_id, false);
+	if (p) {
+		for (int k = 0; k < 2; k++) {
+			c->str[k] = p->buf[k];
+			c->str_len[k] = p->len[k];
+			/* a lost piece leaves a hole or takes the end: show what came, marked */
+			c->truncated[k] = p->truncated[k] ||
+					  (p->buf[k] && (!p->ended[k] || p->got[k] < p->len[k]));
+			if (p->buf[k] && p->got[k] < p->len[k])
+				c->str_len[k] = (uint32_t)strlen(p->buf[k]);
+		}
+		*p = m->pending[--m->npending];
+	}
+}
+
+void model_add_stat(struct model *m, uint32_t fn, const struct api_stat *s)
+{
+	struct fn_stat *d;
+
+	if (fn >= api_table_len || !s->count)
+		return;
+	d = &m->stats[fn];
+	if (!d->count || s->min_ns < d->min_ns)
+		d->min_ns = s->min_ns;
+	if (s->max_ns > d->max_ns)
+		d->max_ns = s->max_ns;
+	d->count += s->count;
+	d->total_ns += s->total_ns;
+}
+
+/* --- topstx: pair pushes with pops and starts with ends ----------------------------------------- */
+
+struct open_range {
+	uint32_t pid, tid;
+	uint64_t domain; /* handle; 0: default */
+	uint64_t id;	 /* start/end ranges */
+	const struct api_call *from;
+};
+
+struct tx_state {
+	struct open_range *open;
+	size_t nopen, cap;
+	struct {
+		uint32_t pid;
+		uint64_t handle;
+		const char *name;
+	} domains[256];
+	size_t ndomains;
+	const char *include;
+};
+
+static const char *domain_name(const struct tx_state *s, uint32_t pid, uint64_t handle)
+{
+	for (size_t i = s->ndomains; i-- > 0;)
+		if (s->domains[i].pid == pid && s->domains[i].handle == handle)
+			return s->domains[i].name;
+	return "(unknown domain)";
+}
+
+static bool domain_included(const char *include, const char *name)
+{
+	struct strlist_iter it;
+	const char *item;
+	size_t len;
+
+	if (!include)
+		return false;
+	strlist_init(&it, include);
+	while (strlist_next(&it, &item, &len))
+		if ((len == 3 && !strncmp(item, "all", 3)) ||
+		    (strlen(name) == len && !strncmp(item, name, len)))
+			return true;
+	return false;
+}
+
+static void add_range(struct model *m, const struct tx_state *s, const struct open_range *o,
+		      uint64_t end_ns)
+{
+	const struct api_call *c = o->from;
+	const char *dom = o->domain ? domain_name(s, o->pid, o->domain) : NULL;
+	struct tx_range *r;
+
+	if (dom && !domain_included(s->include, dom))
+		return;
+	if (!grow((void **)&m->ranges, &m->ranges_cap, m->nranges, sizeof(*m->ranges)))
+		return;
+	r = &m->ranges[m->nranges++];
+	r->domain = dom ? strdup(dom) : NULL;
+	r->name = strdup(c->str[0] ? c->str[0] : "");
+	r->pid = o->pid;
+	r->tid = o->tid;
+	r->start_ns = c->start_ns;
+	r->end_ns = end_ns;
+	r->truncated = c->truncated[0];
+}
+
+static void add_mark(struct model *m, const struct tx_state *s, const struct api_call *c,
+		     uint64_t domain)
+{
+	const char *dom = domain ? domain_name(s, c->pid, domain) : NULL;
+	const char *name = c->str[0] ? c->str[0] : "";
+
+	if (dom && !domain_included(s->include, dom))
+		return;
+	for (size_t i = 0; i < m->nmarks; i++) {
+		if (!strcmp(m->marks[i].name, name) &&
+		    ((!dom && !m->marks[i].domain) ||
+		     (dom && m->marks[i].domain && !strcmp(dom, m->marks[i].domain)))) {
+			m->marks[i].count++;
+			return;
+		}
+	}
+	if (!grow((void **)&m->marks, &m->marks_cap, m->nmarks, sizeof(*m->marks)))
+		return;
+	m->marks[m->nmarks].domain = dom ? strdup(dom) : NULL;
+	m->marks[m->nmarks].name = strdup(name);
+	m->marks[m->nmarks].count = 1;
+	m->nmarks++;
+}
+
+static void tx_call(struct model *m, struct tx_state *s, const struct api_call *c)
+{
+	const struct api_fn *f = &api_table[c->fn];
+	uint64_t domain = f->domain_arg != NO_ARG ? c->args[f->domain_arg] : 0;
+
+	switch (f->tx) {
+	case TX_DOMAIN_NEW:
+		if (c->ret && s->ndomains < sizeof(s->domains) / sizeof(s->domains[0])) {
+			s->domains[s->ndomains].pid = c->pid;
+			s->domains[s->ndomains].handle = (uint64_t)c->ret;
+			s->domains[s->ndomains].name = c->str[0] ? c->str[0] : "";
+			s->ndomains++;
+		}
+		return;
+	case TX_PUSH:
+	case TX_START:
+		if ((f->tx == TX_PUSH && c->ret < 0) || (f->tx == TX_START && !c->ret))
+			return; /* refused by the library */
+		if (!grow((void **)&s->open, &s->cap, s->nopen, sizeof(*s->open)))
+			return;
+		s->open[s->nopen++] =
+			(struct open_range){ c->pid, f->tx == TX_PUSH ? c->tid : 0, domain,
+					     f->tx == TX_START ? (uint64_t)c->ret : 0, c };
+		return;
+	case TX_POP:
+	case TX_END:
+		for (size_t i = s->nopen; i-- > 0;) {
+			struct open_range *o = &s->open[i];
+			bool match = o->pid == c->pid && o->domain == domain &&
+				     (f->tx == TX_POP ? (o->tid == c->tid && !o->id)
+						      : (o->id && o->id == c->args[f->id_arg]));
+
+			if (!match)
+				continue;
+			add_range(m, s, o, c->end_ns);
+			memmove(o, o + 1, (s->nopen - i - 1) * sizeof(*o));
+			s->nopen--;
+			return;
+		}
+		return;
+	case TX_MARK:
+		add_mark(m, s, c, domain);
+		return;
+	default:
+		return;
+	}
+}
+
+void model_finish(struct model *m, bool stats_from_calls, const char *include_domains)
+{
+	struct tx_state s;
+
+	memset(&s, 0, sizeof(s));
+	s.include = include_domains;
+	for (size_t i = 0; i < m->ncalls; i++) {
+		const struct api_call *c = &m->calls[i];
+		uint64_t dur = c->end_ns - c->start_ns;
+
+		if (api_table[c->fn].domain == DOM_TOPSTX) {
+			tx_call(m, &s, c);
+		} else if (stats_from_calls) {
+			struct api_stat one = { 1, dur, dur, dur };
+
+			model_add_stat(m, c->fn, &one);
+		}
+	}
+	m->tx_open = s.nopen;
+	free(s.open);
+}
+
+uint64_t model_lost_total(const struct model *m)
+{
+	return m->lost_calls + m->lost_strings + m->lost_depth + m->lost_stats +
+	       m->lost_proc_events + m->lost_pids;
+}

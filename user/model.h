@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The profile as collected: processes, API calls (with their strings), statistics, topstx
+ * ranges and marks, and every loss. Reports and exports read it; collectors fill it. */
+#ifndef TOPSPROF_MODEL_H
+#define TOPSPROF_MODEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "apitable.h"
+#include "events.h"
+
+struct api_call {
+	uint64_t call_id;
+	uint32_t fn, pid, tid, flags;
+	uint64_t start_ns, end_ns;
+	int64_t ret;
+	uint64_t args[API_REG_ARGS + API_STACK_ARGS]; /* registers, then stack */
+	uint8_t attr[API_ATTR_SIZE];
+	char *str[2]; /* message or name; payload */
+	uint32_t str_len[2];
+	bool truncated[2];
+};
+
+struct fn_stat {
+	uint64_t count, total_ns, min_ns, max_ns;
+};
+
+struct tx_range {
+	char *domain; /* NULL: the default domain */
+	char *name;
+	uint32_t pid, tid;
+	uint64_t start_ns, end_ns;
+	bool truncated;
+};
+
+struct proc_info {
+	uint32_t pid, ppid;
+	char comm[TASK_COMM_LEN];
+	bool exited;
+	int exit_code;
+};
+
+struct model {
+	uint32_t root_pid;
+	/* runtime statistics per function (from BPF maps in statistics mode, else from calls) */
+	struct fn_stat stats[256];
+	/* every streamed call, in the order they returned */
+	struct api_call *calls;
+	size_t ncalls, calls_cap;
+	struct tx_range *ranges;
+	size_t nranges, ranges_cap;
+	struct {
+		char *domain, *name;
+		uint64_t count;
+	} * marks;
+	size_t nmarks, marks_cap;
+	uint64_t tx_open; /* ranges never closed */
+	struct proc_info *procs;
+	size_t nprocs, procs_cap;
+	uint64_t first_ns, last_ns;
+	/* losses */
+	uint64_t lost_calls, lost_strings, lost_depth, lost_stats, lost_proc_events, lost_pids;
+	/* strings whose call has not returned yet */
+	struct pending_str *pending;
+	size_t npending, pending_cap;
+};
+
+void model_init(struct model *m);
+void model_free(struct model *m);
+
+void model_add_proc_event(struct model *m, const struct tp_proc_event *e);
+void model_add_str(struct model *m, const struct tp_str_event *e);
+void model_add_call(struct model *m, const struct tp_api_event *e);
+void model_add_stat(struct model *m, uint32_t fn, const struct api_stat *s);
+
+/* after collection: runtime statistics from the calls, topstx ranges paired.
+ * include_domains: comma list of custom topstx domains to keep, "all", or NULL for none */
+void model_finish(struct model *m, bool stats_from_calls, const char *include_domains);
+
+uint64_t model_lost_total(const struct model *m);
+
+#endif

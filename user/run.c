@@ -1,0 +1,321 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* topsprof [options] app args...: find the runtime the app will use, put the probes in place,
+ * start the app, drain the events while it runs, report, and exit as the app did. */
+#include "run.h"
+#include "domain.h"
+#include "findlib.h"
+#include "launch.h"
+#include "log.h"
+#include "model.h"
+#include "proctree.h"
+#include "report.h"
+#include "tracer.h"
+
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POLL_MS 100
+
+static volatile pid_t child_pid;
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	/* from the terminal the application has the signal already; sent by a process to
+	 * topsprof, it is meant for the application */
+	if (sig != SIGCHLD && si->si_code <= 0 && child_pid > 0)
+		kill(child_pid, sig);
+}
+
+static const int handled_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+
+static void set_signals(bool install)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	if (install) {
+		sa.sa_sigaction = on_signal;
+		sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: a signal cuts the poll short */
+	} else {
+		sa.sa_handler = SIG_DFL;
+	}
+	for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+		sigaction(handled_signals[i], &sa, NULL);
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+struct run {
+	const struct cli *cli;
+	struct model m;
+	struct proctree *pt;
+	struct tracer *tr;
+	struct ring_buffer *rb;
+	struct launch app;
+	bool stats_mode;
+	char exe[PATH_MAX];
+	struct findlib_target libs[2]; /* runtime, topstx */
+};
+
+static void on_proc_event(void *ctx, const struct tp_proc_event *e)
+{
+	model_add_proc_event(&((struct run *)ctx)->m, e);
+}
+
+static int on_api_event(void *ctx, void *data, size_t size)
+{
+	struct run *r = ctx;
+	const struct tp_event_hdr *h = data;
+
+	if (size >= sizeof(struct tp_api_event) && h->type == EV_API_CALL)
+		model_add_call(&r->m, data);
+	else if (size >= sizeof(struct tp_str_event) && h->type == EV_API_STR)
+		model_add_str(&r->m, data);
+	return 0;
+}
+
+/* whether the requested output needs every call, or statistics will do */
+static bool needs_every_call(const struct cli *cli)
+{
+	static const enum opt_id trace_outputs[] = {
+		OPT_EXPORT_PROFILE,	 OPT_EXPORT_VISUAL_PROFILER, OPT_EXPORT_RAWDATA,
+		OPT_EXPORT_CHROME_TRACE, OPT_PRINT_GCU_TRACE,
+	};
+
+	for (size_t i = 0; i < sizeof(trace_outputs) / sizeof(trace_outputs[0]); i++)
+		if (cli->given[trace_outputs[i]])
+			return true;
+	return false;
+}
+
+/* which libraries to probe; 0, or 1 after one error line */
+static int find_libraries(struct run *r)
+{
+	const struct cli *cli = r->cli;
+	struct findlib_ctx ctx = { .root = "", .ld_library_path = getenv("LD_LIBRARY_PATH") };
+	struct findlib_target *rt = &r->libs[0], *tx = &r->libs[1];
+	int err;
+
+	err = findlib_resolve_exe(cli->app_argv[0], getenv("PATH"), r->exe, sizeof(r->exe));
+	if (err) {
+		pr_error("cannot run '%s': %s", cli->app_argv[0],
+			 err == -ENOENT ? "not found (looked in PATH)" : strerror(-err));
+		return 1;
+	}
+	*rt = (struct findlib_target){ .soname_prefix = "libtopsrt.so",
+				       .probe_symbol = "topsLaunchKernel" };
+	*tx = (struct findlib_target){ .soname_prefix = "libtopstx.so",
+				       .probe_symbol = "topstxRangePush" };
+	findlib_find(&ctx, r->exe, r->libs, 2);
+	if (cli->given[OPT_RUNTIME_LIB]) {
+		if (access(cli->text[OPT_RUNTIME_LIB], R_OK)) {
+			pr_error("--runtime-lib: %s: %s", cli->text[OPT_RUNTIME_LIB],
+				 strerror(errno));
+			return 1;
+		}
+		snprintf(rt->path, sizeof(rt->path), "%s", cli->text[OPT_RUNTIME_LIB]);
+		rt->in_executable = false;
+	}
+	if ((cli->trace_domains & TRACE_RUNTIME) && !rt->path[0]) {
+		pr_error("cannot find the GCU runtime (libtopsrt.so) that '%s' uses: not linked "
+			 "in, not a dependency, and not in %s, %s; name it with --runtime-lib PATH",
+			 cli->app_argv[0], ctx.looked, "/opt/tops/lib");
+		return 1;
+	}
+	pr_debug("application %s; runtime %s%s; topstx %s", r->exe, rt->path[0] ? rt->path : "-",
+		 rt->in_executable ? " (linked in)" : "", tx->path[0] ? tx->path : "-");
+	return 0;
+}
+
+static int setup_bpf(struct run *r)
+{
+	const struct cli *cli = r->cli;
+	struct proctree_opts po = { .on_event = on_proc_event, .ctx = r };
+	struct tracer_opts to = {
+		.stats_mode = r->stats_mode,
+		.collecting = cli->profile_from_start,
+		.max_str_bytes = cli->topstx_max_bytes,
+		.buffer_size = cli->buffer_size,
+	};
+	int n;
+
+	if (proctree_open(&r->pt, &po))
+		return 1;
+	to.pid_map_fd = proctree_map_fd(r->pt);
+	if (tracer_open(&r->tr, &to))
+		return 1;
+	if (cli->trace_domains & TRACE_RUNTIME) {
+		n = tracer_attach(r->tr, r->libs[0].path, DOM_RUNTIME);
+		if (n < 0)
+			return 1;
+		if (n == 0) {
+			pr_error("%s has none of the GCU runtime's functions", r->libs[0].path);
+			return 1;
+		}
+	}
+	if ((cli->trace_domains & TRACE_TOPSTX) && r->libs[1].path[0] &&
+	    tracer_attach(r->tr, r->libs[1].path, DOM_TOPSTX) < 0)
+		return 1;
+	r->rb = ring_buffer__new(tracer_events_fd(r->tr), on_api_event, r, NULL);
+	if (!r->rb) {
+		pr_error("opening the API event ring buffer: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void print_header(const struct run *r)
+{
+	const struct cli *cli = r->cli;
+	char session[32];
+
+	if (cli->given[OPT_SESSION_NEW])
+		snprintf(session, sizeof(session), "%s", cli->text[OPT_SESSION_NEW]);
+	else
+		snprintf(session, sizeof(session), "%d", (int)getpid());
+	printf("==%d== TOPSPROF is profiling process %d, session: %s, command:", (int)r->app.pid,
+	       (int)r->app.pid, session);
+	for (int i = 0; i < cli->app_argc; i++)
+		printf(" %s", cli->app_argv[i]);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void collect(struct run *r)
+{
+	while (!launch_reap(&r->app, false)) {
+		int n = ring_buffer__poll(r->rb, POLL_MS);
+
+		if (n < 0 && n != -EINTR)
+			pr_warn("reading API events: %s", strerror(-n));
+		proctree_poll(r->pt, 0);
+	}
+	/* what the application did up to its end */
+	ring_buffer__consume(r->rb);
+	proctree_poll(r->pt, 0);
+}
+
+static void warn_losses(const struct run *r)
+{
+	const struct model *m = &r->m;
+	uint32_t pid = (uint32_t)r->app.pid;
+
+	if (m->lost_calls + m->lost_strings)
+		fprintf(stderr,
+			"==%u== warning: %llu events lost (%llu calls, %llu string pieces): the "
+			"ring buffer was full; raise --buffer-size (now %llu bytes)\n",
+			pid, (unsigned long long)(m->lost_calls + m->lost_strings),
+			(unsigned long long)m->lost_calls, (unsigned long long)m->lost_strings,
+			(unsigned long long)r->cli->buffer_size);
+	if (m->lost_depth)
+		fprintf(stderr,
+			"==%u== warning: %llu calls nested deeper than %d were not traced\n", pid,
+			(unsigned long long)m->lost_depth, API_MAX_DEPTH);
+	if (m->lost_stats)
+		fprintf(stderr, "==%u== warning: %llu calls lost to a full statistics map\n", pid,
+			(unsigned long long)m->lost_stats);
+	if (m->lost_proc_events + m->lost_pids)
+		fprintf(stderr,
+			"==%u== warning: %llu process events lost, %llu processes not followed\n",
+			pid, (unsigned long long)m->lost_proc_events,
+			(unsigned long long)m->lost_pids);
+}
+
+static void report(struct run *r)
+{
+	const struct cli *cli = r->cli;
+	struct report_opts ro = { .pid = (uint32_t)r->app.pid,
+				  .api_only = cli->given[OPT_PRINT_API_SUMMARY] };
+	struct proctree_drops d = { 0, 0 };
+	double t0 = now_s();
+
+	tracer_collect_maps(r->tr, &r->m);
+	if (!proctree_drops(r->pt, &d)) {
+		r->m.lost_proc_events += d.events;
+		r->m.lost_pids += d.pids;
+	}
+	model_finish(&r->m, !r->stats_mode,
+		     cli->given[OPT_TOPSTX_DOMAIN_INCLUDE] ? cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]
+							   : NULL);
+	if (!cli->given[OPT_QUIET]) {
+		report_progress(stdout, now_s() - t0);
+		report_summary(stdout, &r->m, &ro);
+		fflush(stdout);
+	}
+	warn_losses(r);
+}
+
+/* the application's exit status, as topsprof's own */
+static int exit_as(const struct launch *app)
+{
+	if (WIFEXITED(app->status))
+		return WEXITSTATUS(app->status);
+	if (WIFSIGNALED(app->status)) {
+		int sig = WTERMSIG(app->status);
+
+		fprintf(stderr, "==%d== the application was killed by signal %d (%s)\n",
+			(int)app->pid, sig, strsignal(sig));
+		signal(sig, SIG_DFL);
+		if (sig != SIGKILL && sig != SIGSTOP)
+			raise(sig);
+		return 128 + sig;
+	}
+	return 1;
+}
+
+int cmd_profile(const struct cli *cli)
+{
+	struct run r;
+	int rc = 1;
+
+	memset(&r, 0, sizeof(r));
+	r.cli = cli;
+	r.app.go_fd = -1;
+	model_init(&r.m);
+	r.stats_mode = cli->api_mode == API_MODE_STATS ||
+		       (cli->api_mode == API_MODE_AUTO && !needs_every_call(cli));
+	if (find_libraries(&r) || setup_bpf(&r))
+		goto out;
+	set_signals(true);
+	if (launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG])) {
+		pr_error("starting %s: %s", r.exe, strerror(errno));
+		goto out;
+	}
+	child_pid = r.app.pid;
+	r.m.root_pid = (uint32_t)r.app.pid;
+	if (proctree_add(r.pt, r.app.pid)) {
+		pr_error("following process %d: %s", (int)r.app.pid, strerror(errno));
+		launch_abort(&r.app);
+		goto out;
+	}
+	if (!cli->given[OPT_QUIET])
+		print_header(&r);
+	launch_release(&r.app);
+	collect(&r);
+	report(&r);
+	set_signals(false);
+	rc = exit_as(&r.app);
+out:
+	child_pid = 0;
+	ring_buffer__free(r.rb);
+	tracer_close(r.tr);
+	proctree_close(r.pt);
+	model_free(&r.m);
+	return rc;
+}

@@ -1,0 +1,10 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+#ifndef TOPSPROF_RUN_H
+#define TOPSPROF_RUN_H
+
+#include "cli.h"
+
+/* profile the application of cli; returns topsprof's exit status (the application's) */
+int cmd_profile(const struct cli *cli);
+
+#endif

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "tracer.h"
+#include "api.skel.h"
+#include "elfinfo.h"
+#include "log.h"
+#include "umulti.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct tracer {
+	struct api_bpf *skel;
+	bool multi; /* uprobe_multi links */
+	struct bpf_link **links;
+	size_t nlinks, cap;
+	int link_fds[8]; /* multi links: entry and return, per probed file */
+	int nlink_fds;
+};
+
+int tracer_open(struct tracer **out, const struct tracer_opts *o)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->skel = api_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		pr_error("opening the API tracer BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	t->skel->rodata->filter_pids = !o->system_wide;
+	t->skel->rodata->stats_mode = o->stats_mode;
+	t->skel->rodata->max_str_bytes = o->max_str_bytes;
+	t->skel->data->collecting = o->collecting;
+	err = bpf_map__set_max_entries(t->skel->maps.api_events, (__u32)o->buffer_size);
+	if (!err && o->pid_map_fd >= 0)
+		err = bpf_map__reuse_fd(t->skel->maps.tracked_pids, o->pid_map_fd);
+	if (err) {
+		pr_error("configuring the API tracer: %s", strerror(-err));
+		goto fail;
+	}
+	t->multi = umulti_supported();
+	if (t->multi) {
+		bpf_program__set_expected_attach_type(t->skel->progs.api_entry,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(t->skel->progs.api_return,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+	}
+	err = api_bpf__load(t->skel);
+	if (err) {
+		pr_error("loading the API tracer BPF programs: %s%s", strerror(-err),
+			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	tracer_close(t);
+	return err;
+}
+
+void tracer_close(struct tracer *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	for (int i = 0; i < t->nlink_fds; i++)
+		close(t->link_fds[i]);
+	free(t->links);
+	api_bpf__destroy(t->skel);
+	free(t);
+}
+
+uint64_t probe_offset(const char *path, uint64_t off)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned char insn[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool skip = false;
+
+	if (fd >= 0) {
+		skip = pread(fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
+		       !memcmp(insn, endbr64, sizeof(insn));
+		close(fd);
+	}
+	return skip ? off + sizeof(endbr64) : off;
+}
+
+static int add_link(struct tracer *t, struct bpf_link *l)
+{
+	if (t->nlinks == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 128;
+		struct bpf_link **n = realloc(t->links, ncap * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		t->links = n;
+		t->cap = ncap;
+	}
+	t->links[t->nlinks++] = l;
+	return 0;
+}
+
+/* one uprobe and one uretprobe per function */
+static int attach_single(struct tracer *t, const char *path, const uint64_t *offs,
+			 const uint64_t *cookies, int n)
+{
+	for (int i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[i]);
+		struct bpf_program *progs[2] = { t->skel->progs.api_entry,
+						 t->skel->progs.api_return };
+
+		for (int r = 0; r < 2; r++) {
+			struct bpf_link *l;
+			int err;
+
+			/* the return address is still on top of the stack after endbr64 */
+			opts.retprobe = r;
+			l = bpf_program__attach_uprobe_opts(progs[r], -1, path, offs[i], &opts);
+			err = l ? add_link(t, l) : -errno;
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* all functions of the file in one uprobe_multi link, and one for the returns */
+static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs,
+			const uint64_t *cookies, int n)
+{
+	const struct bpf_program *progs[2] = { t->skel->progs.api_entry,
+					       t->skel->progs.api_return };
+
+	for (int r = 0; r < 2; r++) {
+		int fd;
+
+		if (t->nlink_fds == (int)(sizeof(t->link_fds) / sizeof(t->link_fds[0])))
+			return -E2BIG;
+		fd = umulti_attach(bpf_program__fd(progs[r]), path, offs, cookies, (uint32_t)n, r);
+		if (fd < 0)
+			return fd;
+		t->link_fds[t->nlink_fds++] = fd;
+	}
+	return 0;
+}
+
+int tracer_attach(struct tracer *t, const char *path, enum api_domain domain)
+{
+	const char *names[256] = { NULL };
+	uint64_t offs[256], probe_offs[256], cookies[256];
+	int idx[256] = { 0 }, n = 0, found, probed = 0, err;
+
+	for (unsigned f = 0; f < api_table_len && n < 256; f++) {
+		if (api_table[f].domain != domain)
+			continue;
+		idx[n] = (int)f;
+		names[n++] = api_table[f].name;
+	}
+	found = elf_func_offsets(path, names, n, offs);
+	if (found < 0) {
+		pr_error("reading the symbols of %s: %s", path, strerror(-found));
+		return found;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!offs[i])
+			continue;
+		probe_offs[probed] = probe_offset(path, offs[i]);
+		cookies[probed] = (uint64_t)idx[i] | api_table[idx[i]].capture;
+		pr_debug("probing %s at %s+0x%llx%s", names[i], path,
+			 (unsigned long long)probe_offs[probed],
+			 probe_offs[probed] != offs[i] ? " (after endbr64)" : "");
+		probed++;
+	}
+	if (!probed)
+		return 0;
+	err = t->multi ? attach_multi(t, path, probe_offs, cookies, probed)
+		       : attach_single(t, path, probe_offs, cookies, probed);
+	if (err) {
+		pr_error("attaching probes to %s: %s", path, strerror(-err));
+		return err;
+	}
+	pr_debug("%d functions of %s probed (%s)", probed, path,
+		 t->multi ? "uprobe_multi links" : "one uprobe each");
+	return probed;
+}
+
+void tracer_set_collecting(struct tracer *t, bool on)
+{
+	__atomic_store_n(&t->skel->data->collecting, on ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+int tracer_events_fd(const struct tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.api_events);
+}
+
+int tracer_collect_maps(struct tracer *t, struct model *m)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.api_stats), err = 0;
+	struct api_stat_key key, next, *prev = NULL;
+	struct api_stat *vals;
+	__u64 *drops;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	drops = calloc((size_t)ncpu, sizeof(*drops));
+	if (!vals || !drops) {
+		free(vals);
+		free(drops);
+		return -ENOMEM;
+	}
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			model_add_stat(m, key.fn, &vals[c]);
+	}
+	for (__u32 k = 0; k < API_DROP__COUNT; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.api_drops), &k, drops)) {
+			err = -errno;
+			break;
+		}
+		for (int c = 0; c < ncpu; c++)
+			sum += drops[c];
+		if (k == API_DROP_CALL)
+			m->lost_calls += sum;
+		else if (k == API_DROP_STR)
+			m->lost_strings += sum;
+		else if (k == API_DROP_DEPTH)
+			m->lost_depth += sum;
+		else
+			m->lost_stats += sum;
+	}
+	free(vals);
+	free(drops);
+	return err;
+}
