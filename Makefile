@@ -97,12 +97,13 @@ $(TOPSPROF): $(USER_OBJS) | $(OUTPUT)
 # unit tests link topsprof's objects and the simulator's (runtime, driver)
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(SIM_TEST_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Isim/include -Isim $(CFLAGS) -pthread $(LDFLAGS) $< $(LIB_OBJS) \
+	$(Q)$(CC) $(CPPFLAGS) -Isim/include -Isim -DSIM_DIR='"$(abspath $(SIM_OUT))"' $(CFLAGS) \
+		-pthread $(LDFLAGS) $< $(LIB_OBJS) \
 		$(SIM_TEST_OBJS) $(LDLIBS) -lcmocka -ldl -lm -o $@
 
 # -- tests ---------------------------------------------------------------------------------------
 
-unit: $(UNIT_BINS)
+unit: $(UNIT_BINS) sim
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 unit-san:
@@ -120,6 +121,31 @@ format-check:
 	$(Q)$(CLANG_FORMAT) --version | grep -q 'version 14\.' || \
 		{ echo "format-check: needs clang-format 14 (have: $$($(CLANG_FORMAT) --version))"; exit 1; }
 	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
+
+# -- benchmarks ------------------------------------------------------------------------------------
+
+BENCH := $(OUTPUT)/bench
+
+$(BENCH)/bare.bpf.o: scripts/bench/bare.bpf.c vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(BENCH)/bare.skel.h: $(BENCH)/bare.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name bare_bpf > $@
+
+$(BENCH)/bare: scripts/bench/bare.c $(BENCH)/bare.skel.h $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) -I$(BENCH) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+$(BENCH)/apibench: scripts/bench/apibench.c $(SIM_LIB)/libtopsrt.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(SIM_APP_CFLAGS) $< -L$(SIM_LIB) -ltopsrt -Wl,-rpath,'$$ORIGIN/../sim/lib' -o $@
+
+bench: all $(BENCH)/bare $(BENCH)/apibench
+	$(Q)scripts/bench/run.sh $(OUTPUT)
 
 # -- the main job: until the tracer lands, it shows what topsprof offers --------------------------
 

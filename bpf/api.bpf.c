@@ -20,8 +20,6 @@ const volatile __u32 max_str_bytes = 4096;
 /* switched by topsprof at run time (--profile-from-start, start/stop) */
 __u32 collecting = 1;
 
-static __u64 call_seq;
-
 /* shared with bpf/proc.bpf.c: topsprof hands this object the tracker's map */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -46,7 +44,7 @@ struct frame {
 
 struct thread_calls {
 	__u32 depth;
-	__u32 pad;
+	__u32 seq; /* this thread's calls: with the tid, a call id */
 	struct frame f[API_MAX_DEPTH];
 };
 
@@ -79,6 +77,16 @@ struct {
 	__type(key, __u32);
 	__type(value, struct thread_calls);
 } zero_calls SEC(".maps");
+
+/* Waking topsprof for every event would cost more than the event: it is woken once an eighth
+ * of the ring is full, and reads at least every 100 ms anyway. */
+static __always_inline __u64 wakeup_flag(void)
+{
+	__u64 avail = bpf_ringbuf_query(&api_events, BPF_RB_AVAIL_DATA);
+	__u64 size = bpf_ringbuf_query(&api_events, BPF_RB_RING_SIZE);
+
+	return avail >= size / 8 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP;
+}
 
 static __always_inline void count_drop(__u32 which)
 {
@@ -156,7 +164,7 @@ static long str_piece(__u32 i, struct str_ctx *c)
 	e->len = (__u16)len;
 	e->index = c->index;
 	e->last = last;
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flag());
 	return last ? 1 : 0;
 }
 
@@ -230,8 +238,13 @@ int BPF_KPROBE(api_entry)
 	}
 	cookie = bpf_get_attach_cookie(ctx);
 	f = &tc->f[d & (API_MAX_DEPTH - 1)];
-	f->call_id = __sync_fetch_and_add(&call_seq, 1) + 1;
 	f->cookie = cookie;
+	/* statistics mode keeps nothing of a runtime call but its start */
+	if (stats_mode && !(cookie & API_CK_TOPSTX)) {
+		f->start_ns = bpf_ktime_get_ns();
+		return 0;
+	}
+	f->call_id = ((__u64)tid << 32) | ++tc->seq;
 	f->args[0] = PT_REGS_PARM1(ctx);
 	f->args[1] = PT_REGS_PARM2(ctx);
 	f->args[2] = PT_REGS_PARM3(ctx);
@@ -332,6 +345,6 @@ int BPF_KRETPROBE(api_return)
 	__builtin_memcpy(e->args, f->args, sizeof(e->args));
 	__builtin_memcpy(e->stack, f->stack, sizeof(e->stack));
 	__builtin_memcpy(e->attr, f->attr, sizeof(e->attr));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, wakeup_flag());
 	return 0;
 }

@@ -8,7 +8,8 @@ SIM_OUT := $(OUTPUT)/sim
 SIM_LIB := $(SIM_OUT)/lib
 SIM_BIN := $(SIM_OUT)/bin
 SIM_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE -pthread \
-	-fno-omit-frame-pointer -Isim/include -Iinclude
+	-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-shrink-wrap \
+	-fno-optimize-sibling-calls -Isim/include -Iinclude
 SIM_PIC := $(SIM_CFLAGS) -fPIC -fvisibility=hidden
 SIM_APP_CFLAGS := $(filter-out -MMD -MP,$(SIM_CFLAGS))
 SIM_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
@@ -31,12 +32,12 @@ SIM_TEST_OBJS := $(patsubst %.c,$(OUTPUT)/simtest/%.o,$(sort $(SIM_RT_SRCS) $(SI
 
 sim: $(SIM_TARGETS)
 
-$(SIM_OUT)/obj/%.o: %.c
+$(SIM_OUT)/obj/%.o: %.c sim/sim.mk
 	$(call msg,CC-SIM,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SIM_PIC) -fcf-protection=none -c $< -o $@
 
-$(SIM_OUT)/obj-cet/%.o: %.c
+$(SIM_OUT)/obj-cet/%.o: %.c sim/sim.mk
 	$(call msg,CC-CET,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SIM_PIC) -fcf-protection=full -c $< -o $@

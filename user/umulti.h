@@ -9,7 +9,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-/* the kernel has uprobe_multi links (its BTF knows struct bpf_uprobe_multi_link) */
+/* the kernel has uprobe_multi links (its BTF knows struct bpf_uprobe_multi_link), and
+ * TOPSPROF_NO_UPROBE_MULTI is not set */
 bool umulti_supported(void);
 
 /* the expected attach type a program must be loaded with to be used with umulti_attach() */

@@ -120,6 +120,13 @@ expect_total 18
 expect_calls topsModuleLaunchKernel 1
 expect_calls topsModuleLoad 1
 
+# --- kernels without uprobe_multi (before 6.6): one uprobe per function, the same counts ---------
+TOPSPROF_NO_UPROBE_MULTI=1 run "$TOPSPROF" --debug --api-mode trace "$BIN/simpleElemwiseAdd"
+expect_rc 0
+expect_err "probed (one uprobe each)"
+expect_total 26
+expect_calls topsStreamSynchronize 5
+
 # --- the runtime built with -fcf-protection: probes go after endbr64 ---------------------------
 LD_LIBRARY_PATH=$OUTPUT/sim/lib-cet run "$TOPSPROF" --debug --print-api-summary \
 	--runtime-lib "$OUTPUT/sim/lib-cet/libtopsrt.so.1" "$BIN/dlopen_app" 1
