@@ -147,11 +147,10 @@ $(BENCH)/apibench: scripts/bench/apibench.c $(SIM_LIB)/libtopsrt.so
 bench: all $(BENCH)/bare $(BENCH)/apibench
 	$(Q)scripts/bench/run.sh $(OUTPUT)
 
-# -- the main job: until the tracer lands, it shows what topsprof offers --------------------------
+# -- the main job: profile the manual's sample app on the simulated GCU ----------------------------
 
-demo: $(TOPSPROF)
-	$(Q)$(TOPSPROF) --version
-	$(Q)$(TOPSPROF) --help
+demo: all
+	$(Q)$(TOPSPROF) $(SIM_BIN)/simpleElemwiseAdd
 
 install: $(TOPSPROF)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/topsprof)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "proctree.h"
+#include "bpfmaps.h"
 #include "log.h"
 #include "proc.skel.h"
 
@@ -115,26 +116,8 @@ int proctree_map_fd(const struct proctree *pt)
 
 int proctree_drops(const struct proctree *pt, struct proctree_drops *d)
 {
-	int ncpu = libbpf_num_possible_cpus();
-	__u64 *vals;
-	uint64_t *dst[2] = { &d->events, &d->pids };
+	int fd = bpf_map__fd(pt->skel->maps.proc_drops), err;
 
-	if (ncpu < 0)
-		return ncpu;
-	vals = calloc((size_t)ncpu, sizeof(*vals));
-	if (!vals)
-		return -ENOMEM;
-	for (__u32 k = 0; k < 2; k++) {
-		*dst[k] = 0;
-		if (bpf_map_lookup_elem(bpf_map__fd(pt->skel->maps.proc_drops), &k, vals)) {
-			int err = -errno;
-
-			free(vals);
-			return err;
-		}
-		for (int c = 0; c < ncpu; c++)
-			*dst[k] += vals[c];
-	}
-	free(vals);
-	return 0;
+	err = percpu_u64_sum(fd, 0, &d->events);
+	return err ? err : percpu_u64_sum(fd, 1, &d->pids);
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "tracer.h"
 #include "api.skel.h"
+#include "bpfmaps.h"
 #include "elfinfo.h"
 #include "log.h"
 #include "umulti.h"
@@ -208,19 +209,20 @@ int tracer_events_fd(const struct tracer *t)
 int tracer_collect_maps(struct tracer *t, struct model *m)
 {
 	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.api_stats), err = 0;
+	uint64_t *lost[API_DROP__COUNT] = {
+		[API_DROP_CALL] = &m->lost_calls,
+		[API_DROP_STR] = &m->lost_strings,
+		[API_DROP_DEPTH] = &m->lost_depth,
+		[API_DROP_STAT] = &m->lost_stats,
+	};
 	struct api_stat_key key, next, *prev = NULL;
 	struct api_stat *vals;
-	__u64 *drops;
 
 	if (ncpu < 0)
 		return ncpu;
 	vals = calloc((size_t)ncpu, sizeof(*vals));
-	drops = calloc((size_t)ncpu, sizeof(*drops));
-	if (!vals || !drops) {
-		free(vals);
-		free(drops);
+	if (!vals)
 		return -ENOMEM;
-	}
 	while (!bpf_map_get_next_key(fd, prev, &next)) {
 		key = next;
 		prev = &key;
@@ -229,25 +231,12 @@ int tracer_collect_maps(struct tracer *t, struct model *m)
 		for (int c = 0; c < ncpu; c++)
 			model_add_stat(m, key.fn, &vals[c]);
 	}
-	for (__u32 k = 0; k < API_DROP__COUNT; k++) {
-		uint64_t sum = 0;
-
-		if (bpf_map_lookup_elem(bpf_map__fd(t->skel->maps.api_drops), &k, drops)) {
-			err = -errno;
-			break;
-		}
-		for (int c = 0; c < ncpu; c++)
-			sum += drops[c];
-		if (k == API_DROP_CALL)
-			m->lost_calls += sum;
-		else if (k == API_DROP_STR)
-			m->lost_strings += sum;
-		else if (k == API_DROP_DEPTH)
-			m->lost_depth += sum;
-		else
-			m->lost_stats += sum;
-	}
 	free(vals);
-	free(drops);
+	for (uint32_t k = 0; k < API_DROP__COUNT && !err; k++) {
+		uint64_t sum;
+
+		err = percpu_u64_sum(bpf_map__fd(t->skel->maps.api_drops), k, &sum);
+		*lost[k] += sum;
+	}
 	return err;
 }

@@ -4,7 +4,7 @@
 # untraced, under the bare counting uprobe+uretprobe pair (the kernel's floor), and under
 # topsprof in statistics and trace mode; on the plain runtime and the -fcf-protection one
 # (functions begin with endbr64), where probing the first byte costs a single-step. All in one
-# run, as ratios against the bare pair; the median of 3 for each. Then the highest call rate
+# run, as ratios against the bare pair; the median of 5 runs for each. Then the highest call rate
 # traced with no lost event at the default buffer size. Prints a Markdown table.
 set -euo pipefail
 OUT=${1:-build}
@@ -19,12 +19,8 @@ trap 'rm -rf "$TOPS_SIM_DRIVER_DIR"' EXIT
 [ "$(id -u)" = 0 ] || { echo "bench: needs root for BPF" >&2; exit 1; }
 
 ns() { sed -n 's/.*ns_per_call=\([0-9.]*\).*/\1/p'; }
-median3() { # command...: the median ns/call of three runs
-	local a b c
-	a=$("$@" 2>/dev/null | ns)
-	b=$("$@" 2>/dev/null | ns)
-	c=$("$@" 2>/dev/null | ns)
-	printf '%s\n%s\n%s\n' "$a" "$b" "$c" | sort -g | sed -n 2p
+median5() { # command...: the median ns/call of five runs
+	for _ in 1 2 3 4 5; do "$@" 2>/dev/null | ns; done | sort -g | sed -n 3p
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 
@@ -33,13 +29,13 @@ for lib in plain cet; do
 	if [ $lib = plain ]; then libdir=$OUT/sim/lib; else libdir=$OUT/sim/lib-cet; fi
 	so=$libdir/libtopsrt.so.1
 	export LD_LIBRARY_PATH=$libdir
-	R[$lib,untraced]=$(median3 "$APIB" -n "$N")
-	R[$lib,bare]=$(median3 "$BARE" "$so" topsPeekAtLastError after-endbr64 "$APIB" -n "$N")
-	R[$lib,stats]=$(median3 "$TOPSPROF" --quiet --print-app-log --api-mode stats "$APIB" -n "$N")
-	R[$lib,trace]=$(median3 "$TOPSPROF" --quiet --print-app-log --api-mode trace "$APIB" -n "$N")
+	R[$lib,untraced]=$(median5 "$APIB" -n "$N")
+	R[$lib,bare]=$(median5 "$BARE" "$so" topsPeekAtLastError after-endbr64 "$APIB" -n "$N")
+	R[$lib,stats]=$(median5 "$TOPSPROF" --quiet --print-app-log --api-mode stats "$APIB" -n "$N")
+	R[$lib,trace]=$(median5 "$TOPSPROF" --quiet --print-app-log --api-mode trace "$APIB" -n "$N")
 	if [ $lib = cet ]; then
 		# single-stepped: far slower, fewer calls do
-		R[$lib,first]=$(median3 "$BARE" "$so" topsPeekAtLastError at-entry "$APIB" -n $((N / 10)))
+		R[$lib,first]=$(median5 "$BARE" "$so" topsPeekAtLastError at-entry "$APIB" -n $((N / 10)))
 	fi
 done
 unset LD_LIBRARY_PATH

@@ -97,8 +97,10 @@ static void test_table_matches_libraries(void **state)
 		FILE *p;
 		int n = 0;
 
-		snprintf(cmd, sizeof(cmd), "nm -D --defined-only %s | awk '$2 == \"T\" { sub(/@.*/, \"\", $3); print $3 }'",
-			 sim(l ? "lib/libtopstx.so.1" : "lib/libtopsrt.so.1"));
+		snprintf(
+			cmd, sizeof(cmd),
+			"nm -D --defined-only %s | awk '$2 == \"T\" { sub(/@.*/, \"\", $3); print $3 }'",
+			sim(l ? "lib/libtopstx.so.1" : "lib/libtopsrt.so.1"));
 		p = popen(cmd, "r");
 		assert_non_null(p);
 		while (fscanf(p, "%255s", name) == 1) {
@@ -199,10 +201,10 @@ static void test_ldcache(void **state)
 	k_off = hdr_len + entries;
 	v_off = k_off + (uint32_t)strlen(key) + 1;
 	fwrite("glibc-ld.so.cache1.1", 20, 1, f);
-	put_u32(f, 1);					 /* nlibs */
+	put_u32(f, 1);					       /* nlibs */
 	put_u32(f, (uint32_t)(strlen(key) + strlen(val) + 2)); /* len_strings */
-	put_u32(f, 0);					 /* flags, padding */
-	put_u32(f, 0);					 /* extension offset */
+	put_u32(f, 0);					       /* flags, padding */
+	put_u32(f, 0);					       /* extension offset */
 	put_u32(f, 0);
 	put_u32(f, 0);
 	put_u32(f, 0);
@@ -229,10 +231,11 @@ static void test_resolve_exe(void **state)
 	char out[4096];
 
 	(void)state;
-	assert_int_equal(findlib_resolve_exe("true", "/nonexistent:/bin:/usr/bin", out, sizeof(out)),
-			 0);
+	assert_int_equal(
+		findlib_resolve_exe("true", "/nonexistent:/bin:/usr/bin", out, sizeof(out)), 0);
 	assert_true(ends_with(out, "/true"));
-	assert_int_equal(findlib_resolve_exe("no-such-program-x", "/bin", out, sizeof(out)), -ENOENT);
+	assert_int_equal(findlib_resolve_exe("no-such-program-x", "/bin", out, sizeof(out)),
+			 -ENOENT);
 	assert_int_equal(findlib_resolve_exe("/bin/true", NULL, out, sizeof(out)), 0);
 	assert_string_equal(out, "/bin/true");
 	assert_true(findlib_resolve_exe("./no-such", NULL, out, sizeof(out)) < 0);
@@ -241,9 +244,9 @@ static void test_resolve_exe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_offsets),	  cmocka_unit_test(test_table_matches_libraries),
-		cmocka_unit_test(test_deps),	  cmocka_unit_test(test_find),
-		cmocka_unit_test(test_ldcache),	  cmocka_unit_test(test_resolve_exe),
+		cmocka_unit_test(test_offsets), cmocka_unit_test(test_table_matches_libraries),
+		cmocka_unit_test(test_deps),	cmocka_unit_test(test_find),
+		cmocka_unit_test(test_ldcache), cmocka_unit_test(test_resolve_exe),
 	};
 
 	return cmocka_run_group_tests_name("findlib", tests, NULL, NULL);

@@ -33,8 +33,8 @@ static struct tp_api_event call(const char *fn, uint32_t pid, uint32_t tid, uint
 	return e;
 }
 
-static void piece(struct model *m, uint64_t call_id, uint8_t index, uint32_t off,
-		  const char *data, uint8_t last)
+static void piece(struct model *m, uint64_t call_id, uint8_t index, uint32_t off, const char *data,
+		  uint8_t last)
 {
 	struct tp_str_event *s = calloc(1, sizeof(*s));
 

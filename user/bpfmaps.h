@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Reading BPF maps the way topsprof's counters are kept. */
+#ifndef TOPSPROF_BPFMAPS_H
+#define TOPSPROF_BPFMAPS_H
+
+#include <stdint.h>
+
+/* the sum over CPUs of a per-CPU array's __u64 at key; 0 or -errno */
+int percpu_u64_sum(int map_fd, uint32_t key, uint64_t *sum);
+
+#endif
