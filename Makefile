@@ -90,7 +90,10 @@ $(OUTPUT)/user/%.o: user/%.c | $(SKELS) $(sort $(dir $(USER_OBJS)))
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-$(TOPSPROF): $(USER_OBJS) | $(OUTPUT)
+# the driver's reader library (sim/driver) is linked in: it is how topsprof reads GCU records
+DRIVER_OBJS = $(patsubst %.c,$(OUTPUT)/simtest/%.o,$(SIM_DRIVER_SRCS))
+
+$(TOPSPROF): $(USER_OBJS) $(DRIVER_OBJS) | $(OUTPUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -136,9 +139,10 @@ $(BENCH)/bare.skel.h: $(BENCH)/bare.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name bare_bpf > $@
 
-$(BENCH)/bare: scripts/bench/bare.c $(BENCH)/bare.skel.h $(LIB_OBJS)
+$(BENCH)/bare: scripts/bench/bare.c $(BENCH)/bare.skel.h $(LIB_OBJS) $(DRIVER_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -I$(BENCH) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -I$(BENCH) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(DRIVER_OBJS) \
+		$(LDLIBS) -o $@
 
 $(BENCH)/apibench: scripts/bench/apibench.c $(SIM_LIB)/libtopsrt.so
 	$(call msg,CC,$@)

@@ -42,7 +42,7 @@
 
 #define GCU_RO_MAGIC	     0x52554347u /* "GCUR" */
 #define GCU_RO_VERSION_MAJOR 1
-#define GCU_RO_VERSION_MINOR 0
+#define GCU_RO_VERSION_MINOR 1 /* 1.1: the submitting thread in struct gcu_record.tid */
 
 /* where the simulated driver keeps its regions; the environment may override it */
 #define GCU_RO_DIR_ENV	   "TOPS_SIM_DRIVER_DIR"
@@ -85,16 +85,16 @@ enum gcu_copy_kind {
 
 /* one profiler record, 64 bytes */
 struct gcu_record {
-	uint64_t seq;	    /* ring position + 1 once written (used by the ring itself) */
-	uint16_t kind;	    /* enum gcu_record_kind */
-	uint8_t engine;	    /* enum gcu_engine */
-	uint8_t copy_kind;  /* enum gcu_copy_kind, GCU_COPY_NONE for kernels */
-	uint32_t device;    /* device id (physical) */
-	uint32_t pid;	    /* host process that submitted the command */
-	uint32_t stream_id; /* the process's stream id; 0 is the default stream */
-	uint64_t launch_id; /* per-process id of the command (a kernel's DTE records share it) */
-	uint32_t name_id;   /* kernels and DTE moves: index into the name table; else 0 */
-	uint32_t reserved;
+	uint64_t seq;	      /* ring position + 1 once written (used by the ring itself) */
+	uint16_t kind;	      /* enum gcu_record_kind */
+	uint8_t engine;	      /* enum gcu_engine */
+	uint8_t copy_kind;    /* enum gcu_copy_kind, GCU_COPY_NONE for kernels */
+	uint32_t device;      /* device id (physical) */
+	uint32_t pid;	      /* host process that submitted the command */
+	uint32_t stream_id;   /* the process's stream id; 0 is the default stream */
+	uint64_t launch_id;   /* per-process id of the command (a kernel's DTE records share it) */
+	uint32_t name_id;     /* kernels and DTE moves: index into the name table; else 0 */
+	uint32_t tid;	      /* host thread that submitted the command (layout 1.0: 0) */
 	uint64_t start_ticks; /* device clock */
 	uint64_t end_ticks;
 	uint64_t bytes; /* copies, memsets, DTE moves */

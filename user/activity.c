@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "activity.h"
+#include "gcu_readout.h"
+#include <cJSON.h>
 #include "strlist.h"
 
 #include <string.h>
@@ -54,6 +56,125 @@ int activity_parse_list(const char *list, unsigned *mask, char *err, size_t errl
 	}
 	*mask = m;
 	return 0;
+}
+
+unsigned activity_to_gcu(unsigned mask)
+{
+	return (mask & ACT_OPERATOR ? GCU_ACT_OPERATOR : 0) |
+	       (mask & ACT_MEMCPY ? GCU_ACT_MEMCPY : 0) |
+	       (mask & ACT_MEMCPY_CDTE ? GCU_ACT_CDTE : 0) |
+	       (mask & ACT_MEMCPY_SDTE ? GCU_ACT_SDTE : 0);
+}
+
+/* {"type": "root", "children": [{"type": "category", "name": "User Activities", "children":
+ *  [{"type": "activity", "name": "Memcpy", "isCheck": true, "description": "..."}, ...]}]} */
+char *activity_export_json(unsigned mask)
+{
+	cJSON *root = cJSON_CreateObject(), *cat = cJSON_CreateObject(), *kids, *leaves;
+	char *text = NULL;
+
+	if (!root || !cat)
+		goto out;
+	cJSON_AddStringToObject(root, "type", "root");
+	cJSON_AddStringToObject(root, "name", "topsprof activities");
+	cJSON_AddNumberToObject(root, "version", 1);
+	kids = cJSON_AddArrayToObject(root, "children");
+	cJSON_AddStringToObject(cat, "type", "category");
+	cJSON_AddStringToObject(cat, "name", "User Activities");
+	leaves = cJSON_AddArrayToObject(cat, "children");
+	cJSON_AddItemToArray(kids, cat);
+	cat = NULL;
+	for (size_t i = 0; leaves && i < activities_count; i++) {
+		cJSON *a = cJSON_CreateObject();
+
+		cJSON_AddStringToObject(a, "type", "activity");
+		cJSON_AddStringToObject(a, "name", activities[i].name);
+		cJSON_AddBoolToObject(a, "isCheck", (mask & activities[i].bit) != 0);
+		cJSON_AddStringToObject(a, "description", activities[i].what);
+		cJSON_AddItemToArray(leaves, a);
+	}
+	text = cJSON_Print(root);
+out:
+	cJSON_Delete(cat);
+	cJSON_Delete(root);
+	return text;
+}
+
+static int walk(const cJSON *node, char *path, size_t plen, unsigned *mask, char *err,
+		size_t errlen)
+{
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(node, "type");
+	const cJSON *kids;
+	size_t used = strlen(path);
+	int i = 0;
+
+	if (!cJSON_IsObject(node) || !cJSON_IsString(type)) {
+		snprintf(err, errlen, "%s: a node needs a \"type\"", path);
+		return -1;
+	}
+	if (!strcmp(type->valuestring, "activity")) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(node, "name");
+		const cJSON *check = cJSON_GetObjectItemCaseSensitive(node, "isCheck");
+		const struct activity *a;
+
+		if (!cJSON_IsString(name)) {
+			snprintf(err, errlen, "%s.name: missing, or not a string", path);
+			return -1;
+		}
+		a = activity_find(name->valuestring, strlen(name->valuestring));
+		if (!a) {
+			snprintf(err, errlen,
+				 "%s.name: unknown activity '%s' (known: Operator, Memcpy, "
+				 "Memcpy_cdte, Memcpy_sdte)",
+				 path, name->valuestring);
+			return -1;
+		}
+		if (!cJSON_IsBool(check)) {
+			snprintf(err, errlen, "%s.isCheck: missing, or not true or false", path);
+			return -1;
+		}
+		if (cJSON_IsTrue(check))
+			*mask |= a->bit;
+		return 0;
+	}
+	kids = cJSON_GetObjectItemCaseSensitive(node, "children");
+	if (!kids)
+		return 0;
+	if (!cJSON_IsArray(kids)) {
+		snprintf(err, errlen, "%s.children: not an array", path);
+		return -1;
+	}
+	for (const cJSON *k = kids->child; k; k = k->next, i++) {
+		snprintf(path + used, plen - used, ".children[%d]", i);
+		if (walk(k, path, plen, mask, err, errlen))
+			return -1;
+	}
+	path[used] = '\0';
+	return 0;
+}
+
+int activity_import_json(const char *text, unsigned *mask, char *err, size_t errlen)
+{
+	const char *end = NULL;
+	cJSON *root = cJSON_ParseWithOpts(text, &end, 1);
+	char path[512] = "$";
+	unsigned m = 0;
+	int rc;
+
+	if (!root) {
+		int line = 1, col = 1;
+
+		for (const char *p = text; end && p < end; p++, col++)
+			if (*p == '\n')
+				line++, col = 0;
+		snprintf(err, errlen, "not valid JSON at line %d, column %d", line, col);
+		return -1;
+	}
+	rc = walk(root, path, sizeof(path), &m, err, errlen);
+	cJSON_Delete(root);
+	if (!rc)
+		*mask = m;
+	return rc;
 }
 
 void activity_print_query(FILE *out)

@@ -28,6 +28,15 @@ extern const size_t activities_count;
 /* Parse "operator,Memcpy" or "all" (any case). Returns 0, or -1 with the reason in err. */
 int activity_parse_list(const char *list, unsigned *mask, char *err, size_t errlen);
 
+/* the device's activity bits (include/gcu_readout.h) for a mask of enum activity_bit */
+unsigned activity_to_gcu(unsigned mask);
+
+/* --export-activities: the activity tree as JSON, checked as mask says */
+char *activity_export_json(unsigned mask);
+/* --import-activities: the mask of the activities checked in a tree read from text; -1 with
+ * the reason (and where in the tree) in err */
+int activity_import_json(const char *text, unsigned *mask, char *err, size_t errlen);
+
 /* --query-activities */
 void activity_print_query(FILE *out);
 

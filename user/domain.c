@@ -46,3 +46,17 @@ int trace_domain_parse_list(const char *list, unsigned *mask, char *unknown, siz
 	*mask = m;
 	return 0;
 }
+
+void trace_domain_print_query(FILE *out, const char *const *custom, size_t ncustom)
+{
+	fputs("==== Trace Domains:\n    ", out);
+	for (size_t i = 0; i < trace_domains_count; i++)
+		fprintf(out, "%s%s", i ? "," : "", trace_domains[i].name);
+	fputc('\n', out);
+	if (!custom)
+		return;
+	fputs("==== Custom topstx Domains:\n    ", out);
+	for (size_t i = 0; i < ncustom; i++)
+		fprintf(out, "%s%s", i ? "," : "", custom[i]);
+	fputs(ncustom ? "\n" : "(none)\n", out);
+}

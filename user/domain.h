@@ -4,6 +4,7 @@
 #define TOPSPROF_DOMAIN_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "cli.h"
 
@@ -23,5 +24,9 @@ extern const size_t trace_domains_count;
  * Returns -1 with the reason in err on an empty name. */
 int trace_domain_parse_list(const char *list, unsigned *mask, char *unknown, size_t unknown_len,
 			    char *err, size_t errlen);
+
+/* --query-trace: the domains topsprof knows, and the custom topstx domains an application
+ * created (custom may be NULL) */
+void trace_domain_print_query(FILE *out, const char *const *custom, size_t ncustom);
 
 #endif

@@ -24,12 +24,13 @@ char *fmt_time(char *buf, double ns)
 
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes)
 {
-	if (bytes >= (1ull << 30))
-		snprintf(buf, len, "%.2fGB", (double)bytes / (1ull << 30));
-	else if (bytes >= (1ull << 20))
-		snprintf(buf, len, "%.2fMB", (double)bytes / (1ull << 20));
-	else if (bytes >= (1ull << 10))
-		snprintf(buf, len, "%.2fKB", (double)bytes / (1ull << 10));
+	/* decimal units, as the manual's reports name copies: [Memcpy HtoD 4.00MB] */
+	if (bytes >= 1000000000ull)
+		snprintf(buf, len, "%.2fGB", (double)bytes / 1e9);
+	else if (bytes >= 1000000ull)
+		snprintf(buf, len, "%.2fMB", (double)bytes / 1e6);
+	else if (bytes >= 1000ull)
+		snprintf(buf, len, "%.2fKB", (double)bytes / 1e3);
 	else
 		snprintf(buf, len, "%lluB", (unsigned long long)bytes);
 	return buf;

@@ -11,7 +11,7 @@
 
 /* buf must hold FMT_TIME_LEN; returns buf */
 char *fmt_time(char *buf, double ns);
-/* "4.00MB", "512.00KB", "100B" */
+/* decimal: "4.00MB" for 4000000, "16.38KB", "100B" */
 char *fmt_bytes(char *buf, size_t len, uint64_t bytes);
 
 #endif

@@ -2,19 +2,25 @@
 /* topsprof: profile programs that run on Enflame GCUs, with eBPF. */
 #include "activity.h"
 #include "cli.h"
+#include "domain.h"
+#include "outfile.h"
 #include "log.h"
 #include "run.h"
 
 #include <bpf/libbpf.h>
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum {
+	EXIT_USAGE = 2,
+	MAX_ACTIVITY_FILE = 1 << 20
+};
 
 #ifndef TOPSPROF_VERSION
 #define TOPSPROF_VERSION "0.0.0-dev"
 #endif
-
-enum {
-	EXIT_USAGE = 2
-};
 
 static void debug_print_options(const struct cli *cli)
 {
@@ -40,6 +46,56 @@ static int refuse_pending(const struct cli *cli)
 	return 0;
 }
 
+static int export_activities(const struct cli *cli)
+{
+	const char *path = cli->text[OPT_EXPORT_ACTIVITIES];
+	char *json = activity_export_json(ACTIVITIES_DEFAULT), err[4200];
+	struct outfile o;
+
+	if (!json) {
+		pr_error("--export-activities: out of memory");
+		return 1;
+	}
+	if (outfile_open(&o, path, cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err)) ||
+	    (fprintf(o.f, "%s\n", json) < 0 && (outfile_abort(&o), 1)) ||
+	    outfile_commit(&o, err, sizeof(err))) {
+		pr_error("--export-activities: %s", err);
+		free(json);
+		return 1;
+	}
+	free(json);
+	printf("==== Activities exported to %s\n", path);
+	return 0;
+}
+
+/* --import-activities FILE: the activities checked in it replace the default */
+static int import_activities(struct cli *cli)
+{
+	const char *path = cli->text[OPT_IMPORT_ACTIVITIES];
+	char err[512], *text;
+	FILE *f = fopen(path, "r");
+	size_t n;
+	int rc = -1;
+
+	if (!f) {
+		pr_error("--import-activities: %s: %s", path, strerror(errno));
+		return -1;
+	}
+	text = malloc(MAX_ACTIVITY_FILE + 1);
+	n = text ? fread(text, 1, MAX_ACTIVITY_FILE + 1, f) : 0;
+	fclose(f);
+	if (!text || n > MAX_ACTIVITY_FILE) {
+		pr_error("--import-activities: %s: larger than %d bytes", path, MAX_ACTIVITY_FILE);
+	} else {
+		text[n] = '\0';
+		rc = activity_import_json(text, &cli->activities, err, sizeof(err));
+		if (rc)
+			pr_error("--import-activities: %s: %s", path, err);
+	}
+	free(text);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
@@ -57,6 +113,8 @@ int main(int argc, char **argv)
 
 	if (refuse_pending(&cli))
 		return 1;
+	if (cli.given[OPT_IMPORT_ACTIVITIES] && import_activities(&cli))
+		return EXIT_USAGE;
 
 	switch (cli.cmd) {
 	case CMD_NONE:
@@ -73,6 +131,11 @@ int main(int argc, char **argv)
 	case CMD_QUERY_ACTIVITIES:
 		activity_print_query(stdout);
 		return 0;
+	case CMD_QUERY_TRACE:
+		trace_domain_print_query(stdout, NULL, 0);
+		return 0;
+	case CMD_EXPORT_ACTIVITIES:
+		return export_activities(&cli);
 	case CMD_PROFILE:
 		return cmd_profile(&cli);
 	default:

@@ -54,6 +54,13 @@ void model_free(struct model *m)
 		free(m->pending[i].buf[0]);
 		free(m->pending[i].buf[1]);
 	}
+	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++) {
+		for (uint32_t i = 0; i < m->dev[d].nnames; i++)
+			free(m->dev[d].names[i]);
+		free(m->dev[d].names);
+		free(m->dev[d].pairs);
+	}
+	free(m->ops);
 	free(m->calls);
 	free(m->ranges);
 	free(m->marks);
@@ -191,6 +198,52 @@ void model_add_stat(struct model *m, uint32_t fn, const struct api_stat *s)
 		d->max_ns = s->max_ns;
 	d->count += s->count;
 	d->total_ns += s->total_ns;
+}
+
+/* the model's copy of a device's name, kept per name id */
+static const char *dev_name(struct gcu_dev *d, uint32_t id, const char *name)
+{
+	if (!id || !name)
+		return NULL;
+	if (id > d->nnames) {
+		char **n = realloc(d->names, (size_t)id * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		memset(n + d->nnames, 0, (id - d->nnames) * sizeof(*n));
+		d->names = n;
+		d->nnames = id;
+	}
+	if (!d->names[id - 1])
+		d->names[id - 1] = strdup(name);
+	return d->names[id - 1];
+}
+
+void model_add_gcu(struct model *m, const struct gcu_record *r, const char *name)
+{
+	struct gcu_op *op;
+
+	if (r->device >= GCU_RO_MAX_DEVICES)
+		return;
+	if (!grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops)))
+		return;
+	op = &m->ops[m->nops++];
+	memset(op, 0, sizeof(*op));
+	op->rec = *r;
+	op->call = -1;
+	op->name = dev_name(&m->dev[r->device], r->name_id, name);
+}
+
+void model_add_sync(struct model *m, int dev, uint64_t host_ns, uint64_t ticks)
+{
+	struct gcu_dev *d;
+
+	if (dev < 0 || dev >= GCU_RO_MAX_DEVICES)
+		return;
+	d = &m->dev[dev];
+	if (!grow((void **)&d->pairs, &d->pairs_cap, d->npairs, sizeof(*d->pairs)))
+		return;
+	d->pairs[d->npairs++] = (struct sync_pair){ host_ns, ticks };
 }
 
 /* --- topstx: pair pushes with pops and starts with ends ----------------------------------------- */

@@ -11,6 +11,7 @@
 
 #include "apitable.h"
 #include "events.h"
+#include "gcu_readout.h"
 
 struct api_call {
 	uint64_t call_id;
@@ -43,8 +44,39 @@ struct proc_info {
 	int exit_code;
 };
 
+/* one GCU profiler record, put on the host's clock */
+struct gcu_op {
+	struct gcu_record rec;
+	uint64_t start_ns, end_ns; /* CLOCK_MONOTONIC */
+	const char *name;	   /* kernels and DTE moves: the kernel's name (model-owned) */
+	int64_t call;		   /* the API call that caused it: index into calls, or -1 */
+};
+
+struct sync_pair {
+	uint64_t host_ns, ticks;
+};
+
+struct gcu_dev {
+	bool present;
+	uint64_t tick_hz; /* nominal */
+	struct sync_pair *pairs;
+	size_t npairs, pairs_cap;
+	uint64_t overflow; /* records the device dropped */
+	char **names;	   /* name_id -> name */
+	uint32_t nnames;
+};
+
 struct model {
 	uint32_t root_pid;
+	/* the profiled span: from the application's start to its end */
+	uint64_t span_start_ns, span_end_ns;
+	/* GCU records, as read; host times once model_finish() aligned them */
+	struct gcu_op *ops;
+	size_t nops, ops_cap;
+	struct gcu_dev dev[GCU_RO_MAX_DEVICES];
+	unsigned gcu_activities; /* enum gcu_activity mask collected */
+	bool gcu_joined;	 /* joins computed (the calls were streamed) */
+	uint64_t joined, unjoined_records, unjoined_calls;
 	/* runtime statistics per function (from BPF maps in statistics mode, else from calls) */
 	struct fn_stat stats[256];
 	/* every streamed call, in the order they returned */
@@ -75,6 +107,8 @@ void model_add_proc_event(struct model *m, const struct tp_proc_event *e);
 void model_add_str(struct model *m, const struct tp_str_event *e);
 void model_add_call(struct model *m, const struct tp_api_event *e);
 void model_add_stat(struct model *m, uint32_t fn, const struct api_stat *s);
+void model_add_gcu(struct model *m, const struct gcu_record *r, const char *name);
+void model_add_sync(struct model *m, int dev, uint64_t host_ns, uint64_t ticks);
 
 /* after collection: runtime statistics from the calls, topstx ranges paired.
  * include_domains: comma list of custom topstx domains to keep, "all", or NULL for none */

@@ -133,20 +133,155 @@ static void topstx_section(FILE *out, const struct model *m, uint32_t pid)
 	free(rows);
 }
 
+const char *report_op_label(const struct gcu_op *op, char *buf, size_t len)
+{
+	static const char *const dir[] = { "HtoH", "HtoD", "DtoH", "DtoD" };
+	char size[32];
+
+	fmt_bytes(size, sizeof(size), op->rec.bytes);
+	switch (op->rec.kind) {
+	case GCU_REC_KERNEL:
+		if (op->name)
+			return op->name;
+		snprintf(buf, len, "[kernel name %u]", op->rec.name_id);
+		break;
+	case GCU_REC_MEMCPY:
+		snprintf(buf, len, "[Memcpy %s %s]",
+			 op->rec.copy_kind < 4 ? dir[op->rec.copy_kind] : "?", size);
+		break;
+	case GCU_REC_MEMSET:
+		snprintf(buf, len, "[Memset %s]", size);
+		break;
+	default:
+		snprintf(buf, len, "[Memcpy_%s %s]",
+			 op->rec.engine == GCU_ENGINE_CDTE ? "cdte" : "sdte", size);
+		break;
+	}
+	return buf;
+}
+
+/* one GCU block: dev < 0 for every device */
+static void gcu_section(FILE *out, const struct model *m, uint32_t pid, int dev)
+{
+	struct row *rows = calloc(m->nops + 1, sizeof(*rows));
+	char t[FMT_TIME_LEN];
+	size_t n = 0;
+
+	if (dev < 0)
+		fprintf(out, "==%u== GCU activities:\n", pid);
+	else
+		fprintf(out, "==%u== GCU activities, device %d:\n", pid, dev);
+	for (size_t i = 0; rows && i < m->nops; i++) {
+		const struct gcu_op *op = &m->ops[i];
+		char buf[128];
+		const char *label;
+		uint64_t d = op->end_ns - op->start_ns;
+		size_t k;
+
+		if (dev >= 0 && op->rec.device != (uint32_t)dev)
+			continue;
+		label = report_op_label(op, buf, sizeof(buf));
+		for (k = 0; k < n && strcmp(rows[k].name, label); k++)
+			;
+		if (k == n) {
+			rows[n].owned = label == buf ? strdup(buf) : NULL;
+			rows[n].name = rows[n].owned ? rows[n].owned : label;
+			rows[n].min_ns = d;
+			n++;
+		}
+		rows[k].count++;
+		rows[k].total_ns += d;
+		if (d < rows[k].min_ns)
+			rows[k].min_ns = d;
+		if (d > rows[k].max_ns)
+			rows[k].max_ns = d;
+	}
+	if (!n) {
+		fprintf(out, "==%u==     does not contain gcu kernel data.\n", pid);
+	} else {
+		print_rows(out, pid, rows, n);
+		fprintf(out, "==%u==     Total Time %s\n", pid,
+			fmt_time(t, (double)(m->span_end_ns - m->span_start_ns)));
+	}
+	fprintf(out, "==%u==\n\n", pid);
+	for (size_t i = 0; i < n; i++)
+		free(rows[i].owned);
+	free(rows);
+}
+
 void report_summary(FILE *out, const struct model *m, const struct report_opts *o)
 {
 	uint32_t pid = o->pid;
 
 	header(out, pid);
 	if (!o->api_only) {
-		fprintf(out, "==%u== GCU activities:\n", pid);
-		fprintf(out, "==%u==     does not contain gcu kernel data.\n", pid);
-		fprintf(out, "==%u==\n\n", pid);
+		if (!o->per_gcu) {
+			gcu_section(out, m, pid, -1);
+		} else {
+			bool any = false;
+
+			for (int d = 0; d < GCU_RO_MAX_DEVICES; d++) {
+				if (!m->dev[d].present)
+					continue;
+				gcu_section(out, m, pid, d);
+				any = true;
+			}
+			if (!any)
+				gcu_section(out, m, pid, -1);
+		}
+		if (o->gcu_only)
+			return;
 		fprintf(out, "==%u== CPU activities:\n", pid);
 		fprintf(out, "==%u==     does not contain cpu kernel data.\n\n", pid);
 	}
 	runtime_section(out, m, pid);
 	topstx_section(out, m, pid);
+}
+
+static const struct model *sort_model;
+
+static int by_start(const void *a, const void *b)
+{
+	const struct gcu_op *x = &sort_model->ops[*(const size_t *)a];
+	const struct gcu_op *y = &sort_model->ops[*(const size_t *)b];
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	return x->rec.launch_id < y->rec.launch_id ? -1 : x->rec.launch_id > y->rec.launch_id;
+}
+
+void report_gcu_trace(FILE *out, const struct model *m, uint32_t pid)
+{
+	size_t *idx = malloc((m->nops + 1) * sizeof(*idx));
+	char t[3][FMT_TIME_LEN], buf[128];
+	uint64_t total = 0, first;
+
+	fprintf(out, "==%u==%11s%11s%33s Name\n", pid, "Start", "Duration", "Node Name");
+	fprintf(out, "==%u== GCU trace:\n", pid);
+	if (!idx || !m->nops) {
+		fprintf(out, "==%u==     does not contain gcu kernel data.\n", pid);
+		free(idx);
+		return;
+	}
+	for (size_t i = 0; i < m->nops; i++)
+		idx[i] = i;
+	sort_model = m;
+	qsort(idx, m->nops, sizeof(*idx), by_start);
+	first = m->ops[idx[0]].start_ns;
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct gcu_op *op = &m->ops[idx[i]];
+		uint64_t d = op->end_ns - op->start_ns;
+
+		total += d;
+		fprintf(out, "==%u==%11s%11s%33s %s\n", pid,
+			fmt_time(t[0], (double)(op->start_ns - first)), fmt_time(t[1], (double)d),
+			"", report_op_label(op, buf, sizeof(buf)));
+	}
+	fprintf(out, "==%u==     Accumulate Time %s, Total Calls %zu\n", pid,
+		fmt_time(t[0], (double)total), m->nops);
+	fprintf(out, "==%u==     Total Time %s\n", pid,
+		fmt_time(t[2], (double)(m->span_end_ns - m->span_start_ns)));
+	free(idx);
 }
 
 void report_progress(FILE *out, double seconds)

@@ -3,7 +3,10 @@
  * start the app, drain the events while it runs, report, and exit as the app did. */
 #include "run.h"
 #include "domain.h"
+#include "activity.h"
 #include "findlib.h"
+#include "gcu/correlate.h"
+#include "gcu/source.h"
 #include "launch.h"
 #include "log.h"
 #include "model.h"
@@ -67,6 +70,7 @@ struct run {
 	struct proctree *pt;
 	struct tracer *tr;
 	struct ring_buffer *rb;
+	struct gcu_source *gcu;
 	struct launch app;
 	bool stats_mode;
 	char exe[PATH_MAX];
@@ -180,6 +184,27 @@ static int setup_bpf(struct run *r)
 	return 0;
 }
 
+/* GCU records: from every device, of the activities asked for */
+static void setup_gcu(struct run *r)
+{
+	const struct cli *cli = r->cli;
+	unsigned act = activity_to_gcu(cli->activities);
+	const char *meta = getenv("ENFLAME_GENERATE_PROFILE_META");
+
+	if (!act)
+		return;
+	if (!cli->profile_from_start) {
+		pr_warn("--profile-from-start off: GCU records are not collected in this release");
+		return;
+	}
+	if ((act & (GCU_ACT_CDTE | GCU_ACT_SDTE)) && (!meta || strcmp(meta, "true")))
+		pr_warn("Memcpy_cdte/Memcpy_sdte need profile meta, which this run will not have: "
+			"export ENFLAME_GENERATE_PROFILE_META=true (factor programs) or compile with "
+			"topscc -fgcu-generate-profile-meta");
+	if (gcu_source_open(&r->gcu, &gcu_backend_readout, act, &r->m))
+		r->gcu = NULL;
+}
+
 static void print_header(const struct run *r)
 {
 	const struct cli *cli = r->cli;
@@ -197,6 +222,14 @@ static void print_header(const struct run *r)
 	fflush(stdout);
 }
 
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static void collect(struct run *r)
 {
 	while (!launch_reap(&r->app, false)) {
@@ -205,10 +238,17 @@ static void collect(struct run *r)
 		if (n < 0 && n != -EINTR)
 			pr_warn("reading API events: %s", strerror(-n));
 		proctree_poll(r->pt, 0);
+		if (r->gcu) {
+			gcu_source_poll(r->gcu, &r->m);
+			gcu_source_sync(r->gcu, &r->m);
+		}
 	}
+	r->m.span_end_ns = now_ns();
 	/* what the application did up to its end */
 	ring_buffer__consume(r->rb);
 	proctree_poll(r->pt, 0);
+	if (r->gcu)
+		gcu_source_finish(r->gcu, &r->m);
 }
 
 static void warn_losses(const struct run *r)
@@ -230,6 +270,18 @@ static void warn_losses(const struct run *r)
 	if (m->lost_stats)
 		fprintf(stderr, "==%u== warning: %llu calls lost to a full statistics map\n", pid,
 			(unsigned long long)m->lost_stats);
+	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
+		if (m->dev[d].overflow)
+			fprintf(stderr,
+				"==%u== warning: GCU %d dropped %llu profiler records (its ring was "
+				"full)\n",
+				pid, d, (unsigned long long)m->dev[d].overflow);
+	if (m->gcu_joined && (m->unjoined_records || m->unjoined_calls))
+		fprintf(stderr,
+			"==%u== warning: %llu GCU records and %llu API calls could not be joined "
+			"to each other\n",
+			pid, (unsigned long long)m->unjoined_records,
+			(unsigned long long)m->unjoined_calls);
 	if (m->lost_proc_events + m->lost_pids)
 		fprintf(stderr,
 			"==%u== warning: %llu process events lost, %llu processes not followed\n",
@@ -237,11 +289,38 @@ static void warn_losses(const struct run *r)
 			(unsigned long long)m->lost_pids);
 }
 
+/* --query-trace with an application: the domains, and the custom ones it created */
+static void query_trace(const struct model *m)
+{
+	const char **names = calloc(m->ncalls + 1, sizeof(*names));
+	size_t n = 0;
+
+	for (size_t i = 0; names && i < m->ncalls; i++) {
+		const struct api_call *c = &m->calls[i];
+		size_t k;
+
+		if (api_table[c->fn].tx != TX_DOMAIN_NEW || !c->str[0])
+			continue;
+		for (k = 0; k < n && strcmp(names[k], c->str[0]); k++)
+			;
+		if (k == n)
+			names[n++] = c->str[0];
+	}
+	trace_domain_print_query(stdout, names, n);
+	free(names);
+}
+
 static void report(struct run *r)
 {
 	const struct cli *cli = r->cli;
 	struct report_opts ro = { .pid = (uint32_t)r->app.pid,
-				  .api_only = cli->given[OPT_PRINT_API_SUMMARY] };
+				  .api_only = cli->given[OPT_PRINT_API_SUMMARY],
+				  .gcu_only = cli->given[OPT_PRINT_GCU_SUMMARY],
+				  .per_gcu = cli->given[OPT_PRINT_SUMMARY_PER_GCU] };
+	/* the GCU trace replaces the summary, unless a summary is asked for too */
+	bool summary = !cli->given[OPT_PRINT_GCU_TRACE] || cli->given[OPT_PRINT_SUMMARY] ||
+		       cli->given[OPT_PRINT_API_SUMMARY] || cli->given[OPT_PRINT_GCU_SUMMARY] ||
+		       cli->given[OPT_PRINT_SUMMARY_PER_GCU];
 	struct proctree_drops d = { 0, 0 };
 	double t0 = now_s();
 
@@ -253,9 +332,21 @@ static void report(struct run *r)
 	model_finish(&r->m, !r->stats_mode,
 		     cli->given[OPT_TOPSTX_DOMAIN_INCLUDE] ? cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]
 							   : NULL);
-	if (!cli->given[OPT_QUIET]) {
+	gcu_align(&r->m);
+	if (!r->stats_mode)
+		gcu_join(&r->m);
+	if (r->m.gcu_joined)
+		pr_debug("joined %llu of %zu GCU records to API calls; %llu calls without a record",
+			 (unsigned long long)r->m.joined, r->m.nops,
+			 (unsigned long long)r->m.unjoined_calls);
+	if (cli->given[OPT_QUERY_TRACE]) {
+		query_trace(&r->m);
+	} else if (!cli->given[OPT_QUIET]) {
 		report_progress(stdout, now_s() - t0);
-		report_summary(stdout, &r->m, &ro);
+		if (cli->given[OPT_PRINT_GCU_TRACE])
+			report_gcu_trace(stdout, &r->m, ro.pid);
+		if (summary)
+			report_summary(stdout, &r->m, &ro);
 		fflush(stdout);
 	}
 	warn_losses(r);
@@ -292,6 +383,7 @@ int cmd_profile(const struct cli *cli)
 		       (cli->api_mode == API_MODE_AUTO && !needs_every_call(cli));
 	if (find_libraries(&r) || setup_bpf(&r))
 		goto out;
+	setup_gcu(&r);
 	set_signals(true);
 	if (launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG])) {
 		pr_error("starting %s: %s", r.exe, strerror(errno));
@@ -306,6 +398,9 @@ int cmd_profile(const struct cli *cli)
 	}
 	if (!cli->given[OPT_QUIET])
 		print_header(&r);
+	if (r.gcu)
+		gcu_source_sync(r.gcu, &r.m);
+	r.m.span_start_ns = now_ns();
 	launch_release(&r.app);
 	collect(&r);
 	report(&r);
@@ -314,6 +409,7 @@ int cmd_profile(const struct cli *cli)
 out:
 	child_pid = 0;
 	ring_buffer__free(r.rb);
+	gcu_source_close(r.gcu);
 	tracer_close(r.tr);
 	proctree_close(r.pt);
 	model_free(&r.m);

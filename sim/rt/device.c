@@ -197,6 +197,7 @@ static void emit(struct sim_device *d, const struct sim_cmd *c, const struct top
 		.copy_kind = (uint8_t)(c->kernel ? GCU_COPY_NONE : c->copy_kind),
 		.device = (uint32_t)d->phys,
 		.pid = (uint32_t)getpid(),
+		.tid = (uint32_t)gettid(),
 		.stream_id = s->id,
 		.launch_id = launch_id,
 		.start_ticks = start,

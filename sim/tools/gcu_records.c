@@ -60,9 +60,10 @@ static int drain(struct gcu_ro_dev *d)
 			uint64_t dur = (r[i].end_ticks - r[i].start_ticks) * 1000000000ull / hz;
 
 			fprintf(out,
-				"dev=%u pid=%u kind=%s engine=%s stream=%u launch=%llu start=%llu "
+				"dev=%u pid=%u tid=%u kind=%s engine=%s stream=%u launch=%llu start=%llu "
 				"dur_ns=%llu bytes=%llu copy=%s name=%s\n",
-				r[i].device, r[i].pid, r[i].kind < 5 ? kinds[r[i].kind] : "?",
+				r[i].device, r[i].pid, r[i].tid,
+				r[i].kind < 5 ? kinds[r[i].kind] : "?",
 				r[i].engine < 4 ? engines[r[i].engine] : "?", r[i].stream_id,
 				(unsigned long long)r[i].launch_id,
 				(unsigned long long)r[i].start_ticks, (unsigned long long)dur,

@@ -31,11 +31,11 @@ static void test_bytes(void **state)
 	char buf[32];
 
 	(void)state;
-	assert_string_equal(fmt_bytes(buf, sizeof(buf), 4u << 20), "4.00MB");
-	assert_string_equal(fmt_bytes(buf, sizeof(buf), 4000000), "3.81MB");
-	assert_string_equal(fmt_bytes(buf, sizeof(buf), 512 << 10), "512.00KB");
-	assert_string_equal(fmt_bytes(buf, sizeof(buf), 100), "100B");
-	assert_string_equal(fmt_bytes(buf, sizeof(buf), 3ull << 30), "3.00GB");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 4000000), "4.00MB");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 4u << 20), "4.19MB");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 16384), "16.38KB");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 999), "999B");
+	assert_string_equal(fmt_bytes(buf, sizeof(buf), 3000000000ull), "3.00GB");
 }
 
 int main(void)

@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "gcu/correlate.h"
+#include "gcu/clock.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* the device may start a command this much before the host saw the call begin: the error of
+ * the clock fit */
+#define JOIN_SLACK_NS 2000
+/* how many of a thread's calls a record may skip to find its own */
+#define JOIN_LOOKAHEAD 8
+
+void gcu_align(struct model *m)
+{
+	struct clock_fit fit[GCU_RO_MAX_DEVICES];
+	bool ok[GCU_RO_MAX_DEVICES];
+
+	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
+		ok[d] = m->dev[d].present &&
+			!clock_fit(m->dev[d].pairs, m->dev[d].npairs, m->dev[d].tick_hz, &fit[d]);
+	for (size_t i = 0; i < m->nops; i++) {
+		struct gcu_op *op = &m->ops[i];
+		uint32_t d = op->rec.device;
+
+		if (d >= GCU_RO_MAX_DEVICES || !ok[d])
+			continue;
+		op->start_ns = clock_to_host(&fit[d], op->rec.start_ticks);
+		op->end_ns = clock_to_host(&fit[d], op->rec.end_ticks);
+	}
+}
+
+static bool primary(const struct gcu_op *op)
+{
+	return op->rec.kind != GCU_REC_DTE;
+}
+
+static enum api_category category_of(const struct gcu_op *op)
+{
+	return op->rec.kind == GCU_REC_KERNEL	? CAT_LAUNCH
+	       : op->rec.kind == GCU_REC_MEMSET ? CAT_MEMSET
+						: CAT_MEMCPY;
+}
+
+static unsigned activity_of(enum api_category c)
+{
+	return c == CAT_LAUNCH ? GCU_ACT_OPERATOR : GCU_ACT_MEMCPY;
+}
+
+/* sort keys */
+static const struct model *cur;
+
+static int by_thread_launch(const void *a, const void *b)
+{
+	const struct gcu_op *x = &cur->ops[*(const size_t *)a], *y = &cur->ops[*(const size_t *)b];
+
+	if (x->rec.pid != y->rec.pid)
+		return x->rec.pid < y->rec.pid ? -1 : 1;
+	if (x->rec.tid != y->rec.tid)
+		return x->rec.tid < y->rec.tid ? -1 : 1;
+	return x->rec.launch_id < y->rec.launch_id ? -1 : x->rec.launch_id > y->rec.launch_id;
+}
+
+static int by_thread_start(const void *a, const void *b)
+{
+	const struct api_call *x = &cur->calls[*(const size_t *)a];
+	const struct api_call *y = &cur->calls[*(const size_t *)b];
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* what a process's stream handles and kernel functions turned out to be */
+struct identity {
+	uint32_t pid;
+	uint64_t key; /* stream handle, or kernel host function */
+	uint64_t val; /* stream id, or a hash of the kernel's name */
+	bool stream;
+};
+
+struct ids {
+	struct identity *v;
+	size_t n, cap;
+};
+
+/* true when key maps to val (learning it when new) */
+static bool consistent(struct ids *ids, uint32_t pid, bool stream, uint64_t key, uint64_t val)
+{
+	for (size_t i = 0; i < ids->n; i++)
+		if (ids->v[i].pid == pid && ids->v[i].stream == stream && ids->v[i].key == key)
+			return ids->v[i].val == val;
+	if (ids->n == ids->cap) {
+		size_t ncap = ids->cap ? ids->cap * 2 : 64;
+		struct identity *n = realloc(ids->v, ncap * sizeof(*n));
+
+		if (!n)
+			return false;
+		ids->v = n;
+		ids->cap = ncap;
+	}
+	ids->v[ids->n++] = (struct identity){ pid, key, val, stream };
+	return true;
+}
+
+static int64_t arg(const struct api_call *c, int8_t i)
+{
+	return i == NO_ARG ? -1 : (int64_t)c->args[i];
+}
+
+/* kernels are named per device: compare the names, not where they are kept */
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; s && *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* whether call c can have caused op */
+static bool matches(struct ids *ids, const struct api_call *c, const struct gcu_op *op)
+{
+	const struct api_fn *f = &api_table[c->fn];
+	uint64_t stream = f->stream_arg == NO_ARG ? 0 : c->args[f->stream_arg];
+
+	if (f->category != category_of(op) || c->ret != 0)
+		return false;
+	if (op->start_ns + JOIN_SLACK_NS < c->start_ns)
+		return false;
+	if (op->rec.kind != GCU_REC_KERNEL) {
+		int64_t kind = f->kind_fixed != NO_ARG ? f->kind_fixed : arg(c, f->kind_arg);
+
+		if ((uint64_t)arg(c, f->size_arg) != op->rec.bytes)
+			return false;
+		if (op->rec.kind == GCU_REC_MEMCPY && kind != 4 /* Default */ &&
+		    kind != op->rec.copy_kind)
+			return false;
+	} else if (!consistent(ids, c->pid, false, c->args[f->func_arg], name_hash(op->name))) {
+		return false;
+	}
+	/* the synchronous calls use the default stream of the device */
+	if (f->stream_arg == NO_ARG)
+		return op->rec.stream_id == 0;
+	return stream == 0 ? op->rec.stream_id == 0
+			   : consistent(ids, c->pid, true, stream, op->rec.stream_id);
+}
+
+void gcu_join(struct model *m)
+{
+	size_t *ops = malloc((m->nops + 1) * sizeof(*ops));
+	size_t *calls = malloc((m->ncalls + 1) * sizeof(*calls));
+	size_t nops = 0, ncalls = 0, ci = 0;
+	struct ids ids = { 0 };
+
+	m->joined = m->unjoined_records = m->unjoined_calls = 0;
+	if (!ops || !calls)
+		goto out;
+	for (size_t i = 0; i < m->nops; i++)
+		if (primary(&m->ops[i]))
+			ops[nops++] = i;
+	for (size_t i = 0; i < m->ncalls; i++) {
+		enum api_category c = api_table[m->calls[i].fn].category;
+
+		if ((c == CAT_LAUNCH || c == CAT_MEMCPY || c == CAT_MEMSET) &&
+		    (m->gcu_activities & activity_of(c)))
+			calls[ncalls++] = i;
+	}
+	cur = m;
+	qsort(ops, nops, sizeof(*ops), by_thread_launch);
+	qsort(calls, ncalls, sizeof(*calls), by_thread_start);
+
+	for (size_t k = 0; k < nops; k++) {
+		struct gcu_op *op = &m->ops[ops[k]];
+		size_t j, seen = 0;
+
+		/* this thread's calls begin where the last match left off */
+		while (ci < ncalls && (m->calls[calls[ci]].pid < op->rec.pid ||
+				       (m->calls[calls[ci]].pid == op->rec.pid &&
+					m->calls[calls[ci]].tid < op->rec.tid))) {
+			m->unjoined_calls += m->calls[calls[ci]].ret == 0;
+			ci++;
+		}
+		for (j = ci; j < ncalls && seen < JOIN_LOOKAHEAD; j++, seen++) {
+			const struct api_call *c = &m->calls[calls[j]];
+
+			if (c->pid != op->rec.pid || c->tid != op->rec.tid)
+				break;
+			if (matches(&ids, c, op))
+				break;
+		}
+		if (j < ncalls && seen < JOIN_LOOKAHEAD && m->calls[calls[j]].pid == op->rec.pid &&
+		    m->calls[calls[j]].tid == op->rec.tid) {
+			/* calls skipped on the way had no record: lost, or failed in the device */
+			for (size_t s = ci; s < j; s++)
+				m->unjoined_calls += m->calls[calls[s]].ret == 0;
+			op->call = (int64_t)calls[j];
+			m->joined++;
+			ci = j + 1;
+		} else {
+			m->unjoined_records++;
+		}
+	}
+	for (; ci < ncalls; ci++)
+		m->unjoined_calls += m->calls[calls[ci]].ret == 0;
+
+	/* a kernel's data moves belong to its call: the primary record of the same command */
+	for (size_t i = 0; i < m->nops; i++) {
+		struct gcu_op *d = &m->ops[i];
+		size_t key = i, *hit;
+
+		if (primary(d))
+			continue;
+		hit = bsearch(&key, ops, nops, sizeof(*ops), by_thread_launch);
+		d->call = hit ? m->ops[*hit].call : -1;
+		if (d->call >= 0)
+			m->joined++;
+		else
+			m->unjoined_records++;
+	}
+	m->gcu_joined = true;
+out:
+	free(ops);
+	free(calls);
+	free(ids.v);
+}
