@@ -126,10 +126,10 @@ const struct opt_def cli_options[OPT__COUNT] = {
 				 GRP_IO, L | P, "Save the raw event streams and device records." },
 	[OPT_IMPORT_RAWDATA] = { OPT_IMPORT_RAWDATA, "import-rawdata", ARG_FILE, "FILE", NULL,
 				 GRP_IO, P, "Analyse raw data saved by --export-rawdata." },
-	[OPT_EXPORT_CSV] = { OPT_EXPORT_CSV, "export-csv", ARG_FILE, "FILE", NULL, GRP_IO, P,
+	[OPT_EXPORT_CSV] = { OPT_EXPORT_CSV, "export-csv", ARG_FILE, "FILE", NULL, GRP_IO, 0,
 			     "Also write the printed report to FILE as CSV." },
 	[OPT_EXPORT_CHROME_TRACE] = { OPT_EXPORT_CHROME_TRACE, "export-chrome-trace", ARG_FILE,
-				      "FILE", NULL, GRP_IO, X | P,
+				      "FILE", NULL, GRP_IO, X,
 				      "Save a Chrome/Perfetto trace (JSON) that ui.perfetto.dev "
 				      "opens." },
 	[OPT_EXPORT_FOLDED] = { OPT_EXPORT_FOLDED, "export-folded", ARG_FILE, "FILE", NULL, GRP_IO,
@@ -143,8 +143,7 @@ const struct opt_def cli_options[OPT__COUNT] = {
 			      GRP_IO, P,
 			      "Write the vpd files of --visual-profiler-merge-from, merged, to "
 			      "FILE." },
-	[OPT_LOG_FILE] = { OPT_LOG_FILE, "log-file", ARG_FILE, "FILE", NULL, GRP_IO,
-			   OF_MODIFIER | P,
+	[OPT_LOG_FILE] = { OPT_LOG_FILE, "log-file", ARG_FILE, "FILE", NULL, GRP_IO, OF_MODIFIER,
 			   "Also write all of topsprof's output to FILE (created if missing)." },
 	[OPT_FORCE_OVERWRITE] = { OPT_FORCE_OVERWRITE, "force-overwrite", ARG_NONE, NULL, NULL,
 				  GRP_IO, OF_MODIFIER, "Overwrite output files that exist." },

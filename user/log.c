@@ -1,9 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "log.h"
 
+#include "outfile.h"
+
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 static bool debug_on;
+static struct outfile tee;
+static bool tee_open;
 
 void log_set_debug(bool on)
 {
@@ -15,11 +21,66 @@ bool log_debug_enabled(void)
 	return debug_on;
 }
 
+int log_tee_open(const char *path, bool force, char *err, size_t errlen)
+{
+	if (outfile_open(&tee, path, force, err, errlen))
+		return -1;
+	tee_open = true;
+	return 0;
+}
+
+int log_tee_close(char *err, size_t errlen)
+{
+	if (!tee_open)
+		return 0;
+	tee_open = false;
+	return outfile_commit(&tee, err, errlen);
+}
+
+void out_write(FILE *stream, bool quiet, const char *buf, size_t len)
+{
+	if (!quiet) {
+		fwrite(buf, 1, len, stream);
+		fflush(stream);
+	}
+	if (tee_open)
+		fwrite(buf, 1, len, tee.f);
+}
+
+static void out_vprint(FILE *stream, const char *fmt, va_list ap)
+{
+	char small[1024], *buf = small;
+	va_list again;
+	int n;
+
+	va_copy(again, ap);
+	n = vsnprintf(small, sizeof(small), fmt, ap);
+	if (n >= (int)sizeof(small)) {
+		buf = malloc((size_t)n + 1);
+		if (buf)
+			vsnprintf(buf, (size_t)n + 1, fmt, again);
+	}
+	va_end(again);
+	if (buf && n > 0)
+		out_write(stream, false, buf, (size_t)n);
+	if (buf != small)
+		free(buf);
+}
+
+void out_print(FILE *stream, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out_vprint(stream, fmt, ap);
+	va_end(ap);
+}
+
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
-	fprintf(stderr, "topsprof: %s: ", kind);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	out_print(stderr, "topsprof: %s: ", kind);
+	out_vprint(stderr, fmt, ap);
+	out_write(stderr, false, "\n", 1);
 }
 
 void pr_error(const char *fmt, ...)
@@ -56,6 +117,7 @@ int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 	(void)level;
 	if (!debug_on)
 		return 0;
-	fputs("topsprof: libbpf: ", stderr);
-	return vfprintf(stderr, fmt, ap);
+	out_print(stderr, "topsprof: libbpf: ");
+	out_vprint(stderr, fmt, ap);
+	return 0;
 }

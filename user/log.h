@@ -5,6 +5,8 @@
 
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
 
 #include <bpf/libbpf.h>
 
@@ -14,6 +16,17 @@ bool log_debug_enabled(void);
 void pr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* --log-file: from now on every line topsprof prints also goes to path (written atomically when
+ * closed); 0, or -1 with the reason in err */
+int log_tee_open(const char *path, bool force, char *err, size_t errlen);
+/* finish the log file; 0, or -1 with the reason in err */
+int log_tee_close(char *err, size_t errlen);
+
+/* topsprof's own output to stream (stdout, or stderr) and the log file; quiet output goes to
+ * the log file only */
+void out_write(FILE *stream, bool quiet, const char *buf, size_t len);
+void out_print(FILE *stream, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* libbpf_set_print() callback: libbpf's messages only under --debug */
 int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap);

@@ -4,6 +4,7 @@
 #include "cli.h"
 #include "domain.h"
 #include "outfile.h"
+#include "outname.h"
 #include "log.h"
 #include "run.h"
 
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 enum {
 	EXIT_USAGE = 2,
@@ -64,7 +66,7 @@ static int export_activities(const struct cli *cli)
 		return 1;
 	}
 	free(json);
-	printf("==== Activities exported to %s\n", path);
+	out_print(stdout, "==== Activities exported to %s\n", path);
 	return 0;
 }
 
@@ -96,10 +98,55 @@ static int import_activities(struct cli *cli)
 	return rc;
 }
 
+static int dispatch(struct cli *cli);
+
+static void print_activities(FILE *f)
+{
+	activity_print_query(f);
+}
+
+static void print_domains(FILE *f)
+{
+	trace_domain_print_query(f, NULL, 0);
+}
+
+/* what print writes, to standard output and the log file */
+static int print_via(void (*print)(FILE *))
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return 1;
+	print(f);
+	fclose(f);
+	out_write(stdout, false, buf, len);
+	free(buf);
+	return 0;
+}
+
+/* --log-file: everything printed from here on is also kept in the file */
+static int open_log(const struct cli *cli)
+{
+	char path[4096], err[4400];
+
+	if (!cli->given[OPT_LOG_FILE])
+		return 0;
+	if (outname_expand(cli->text[OPT_LOG_FILE], getpid(), path, sizeof(path), err,
+			   sizeof(err)) ||
+	    log_tee_open(path, cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err))) {
+		pr_error("--log-file: %s", err);
+		return -1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct cli cli;
-	char err[512];
+	char err[4400];
+	int rc;
 
 	if (cli_parse(argc, argv, &cli, err, sizeof(err))) {
 		pr_error("%s", err);
@@ -113,6 +160,20 @@ int main(int argc, char **argv)
 
 	if (refuse_pending(&cli))
 		return 1;
+	if (open_log(&cli))
+		return 1;
+	rc = dispatch(&cli);
+	if (log_tee_close(err, sizeof(err))) {
+		pr_error("--log-file: %s", err);
+		rc = rc ? rc : 1;
+	}
+	return rc;
+}
+
+static int dispatch(struct cli *clip)
+{
+	struct cli cli = *clip;
+
 	if (cli.given[OPT_IMPORT_ACTIVITIES] && import_activities(&cli))
 		return EXIT_USAGE;
 
@@ -125,15 +186,13 @@ int main(int argc, char **argv)
 		cli_print_help(stdout);
 		return 0;
 	case CMD_VERSION:
-		printf("topsprof %s (eBPF edition; libbpf %s)\n", TOPSPROF_VERSION,
-		       libbpf_version_string());
+		out_print(stdout, "topsprof %s (eBPF edition; libbpf %s)\n", TOPSPROF_VERSION,
+			  libbpf_version_string());
 		return 0;
 	case CMD_QUERY_ACTIVITIES:
-		activity_print_query(stdout);
-		return 0;
+		return print_via(print_activities);
 	case CMD_QUERY_TRACE:
-		trace_domain_print_query(stdout, NULL, 0);
-		return 0;
+		return print_via(print_domains);
 	case CMD_EXPORT_ACTIVITIES:
 		return export_activities(&cli);
 	case CMD_PROFILE:

@@ -18,7 +18,8 @@ int outfile_check(const char *path, bool force, char *err, size_t errlen)
 			return -1;
 		}
 		if (!force) {
-			snprintf(err, errlen, "%s: exists (use --force-overwrite to replace it)", path);
+			snprintf(err, errlen, "%s: exists (use --force-overwrite to replace it)",
+				 path);
 			return -1;
 		}
 	} else if (errno != ENOENT) {

@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Reports: each section is first built as a table of rows (name, calls, total, min, max), then
+ * printed as the manual's text or as CSV, so that both always say the same. */
 #include "report.h"
 #include "format.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +16,12 @@ struct row {
 	uint64_t count, total_ns, min_ns, max_ns;
 };
 
+struct table {
+	struct row *rows;
+	size_t n, cap;
+	uint64_t total_ns, calls;
+};
+
 static int by_time(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
@@ -22,115 +31,60 @@ static int by_time(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
-static void header(FILE *out, uint32_t pid)
+/* a new row; NULL when out of memory */
+static struct row *table_put(struct table *t, const char *name, char *owned)
 {
-	fprintf(out, "==%u==%13s%9s%7s%9s%9s%9s  Name\n", pid, "Time(%)", "Time", "Calls", "Avg",
-		"Min", "Max");
+	if (t->n == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 32;
+		struct row *r = realloc(t->rows, ncap * sizeof(*r));
+
+		if (!r)
+			return NULL;
+		t->rows = r;
+		t->cap = ncap;
+	}
+	t->rows[t->n] = (struct row){ name, owned, 0, 0, UINT64_MAX, 0 };
+	return &t->rows[t->n++];
 }
 
-/* rows sorted by time, then the manual's totals line */
-static void print_rows(FILE *out, uint32_t pid, struct row *rows, size_t n)
+/* count one duration under name; owned is taken over (or freed) */
+static void table_add(struct table *t, const char *name, char *owned, uint64_t d)
 {
-	char t[4][FMT_TIME_LEN];
-	uint64_t total = 0, calls = 0;
+	size_t k;
 
-	qsort(rows, n, sizeof(*rows), by_time);
-	for (size_t i = 0; i < n; i++) {
-		total += rows[i].total_ns;
-		calls += rows[i].count;
+	for (k = 0; k < t->n && strcmp(t->rows[k].name, name); k++)
+		;
+	if (k < t->n) {
+		free(owned);
+	} else if (!table_put(t, name, owned)) {
+		free(owned);
+		return;
 	}
-	for (size_t i = 0; i < n; i++) {
-		const struct row *r = &rows[i];
-
-		fprintf(out, "==%u==%12.2f%%%9s%7llu%9s%9s%9s %s\n", pid,
-			total ? 100.0 * (double)r->total_ns / (double)total : 0.0,
-			fmt_time(t[0], (double)r->total_ns), (unsigned long long)r->count,
-			fmt_time(t[1], (double)r->total_ns / (double)r->count),
-			fmt_time(t[2], (double)r->min_ns), fmt_time(t[3], (double)r->max_ns),
-			r->name);
-	}
-	fprintf(out, "==%u==     Accumulate Time %s, Total Calls %llu\n", pid,
-		fmt_time(t[0], (double)total), (unsigned long long)calls);
+	t->rows[k].count++;
+	t->rows[k].total_ns += d;
+	if (d < t->rows[k].min_ns)
+		t->rows[k].min_ns = d;
+	if (d > t->rows[k].max_ns)
+		t->rows[k].max_ns = d;
 }
 
-static void runtime_section(FILE *out, const struct model *m, uint32_t pid)
+static void table_sort(struct table *t)
 {
-	struct row rows[256];
-	size_t n = 0;
-
-	fprintf(out, "==%u== RUNTIME activities:\n", pid);
-	for (unsigned f = 0; f < api_table_len; f++) {
-		const struct fn_stat *s = &m->stats[f];
-
-		if (!s->count || api_table[f].domain != DOM_RUNTIME)
-			continue;
-		rows[n++] = (struct row){ api_table[f].name, NULL,	s->count,
-					  s->total_ns,	     s->min_ns, s->max_ns };
+	t->total_ns = t->calls = 0;
+	for (size_t i = 0; i < t->n; i++) {
+		t->total_ns += t->rows[i].total_ns;
+		t->calls += t->rows[i].count;
 	}
-	if (!n)
-		fprintf(out, "==%u==     does not contain runtime api data.\n", pid);
-	else
-		print_rows(out, pid, rows, n);
-	fprintf(out, "==%u==\n", pid);
+	if (t->n)
+		qsort(t->rows, t->n, sizeof(*t->rows), by_time);
 }
 
-static char *range_label(const char *domain, const char *name, bool truncated)
+static void table_free(struct table *t)
 {
-	size_t len = (domain ? strlen(domain) + 2 : 0) + strlen(name) + sizeof(TRUNC_MARK);
-	char *s = malloc(len);
-
-	if (s)
-		snprintf(s, len, "%s%s%s%s", domain ? domain : "", domain ? "::" : "", name,
-			 truncated ? TRUNC_MARK : "");
-	return s;
-}
-
-static void topstx_section(FILE *out, const struct model *m, uint32_t pid)
-{
-	struct row *rows = calloc(m->nranges + 1, sizeof(*rows));
-	size_t n = 0;
-
-	fprintf(out, "\n==%u== TOPSTX activities:\n", pid);
-	for (size_t i = 0; rows && i < m->nranges; i++) {
-		const struct tx_range *r = &m->ranges[i];
-		char *label = range_label(r->domain, r->name, r->truncated);
-		uint64_t d = r->end_ns - r->start_ns;
-		size_t k;
-
-		if (!label)
-			continue;
-		for (k = 0; k < n && strcmp(rows[k].name, label); k++)
-			;
-		if (k == n) {
-			rows[n++] = (struct row){ label, label, 0, 0, d, d };
-		} else {
-			free(label);
-		}
-		rows[k].count++;
-		rows[k].total_ns += d;
-		if (d < rows[k].min_ns)
-			rows[k].min_ns = d;
-		if (d > rows[k].max_ns)
-			rows[k].max_ns = d;
-	}
-	if (!n && !m->nmarks)
-		fprintf(out, "==%u==     does not contain topstx data.\n", pid);
-	if (n)
-		print_rows(out, pid, rows, n);
-	for (size_t i = 0; i < m->nmarks; i++) {
-		char *label = range_label(m->marks[i].domain, m->marks[i].name, false);
-
-		fprintf(out, "==%u==     Mark %s: %llu\n", pid, label ? label : "?",
-			(unsigned long long)m->marks[i].count);
-		free(label);
-	}
-	if (m->tx_open)
-		fprintf(out, "==%u==     %llu ranges were still open when profiling ended\n", pid,
-			(unsigned long long)m->tx_open);
-	fprintf(out, "==%u==\n", pid);
-	for (size_t i = 0; i < n; i++)
-		free(rows[i].owned);
-	free(rows);
+	for (size_t i = 0; i < t->n; i++)
+		free(t->rows[i].owned);
+	free(t->rows);
+	memset(t, 0, sizeof(*t));
 }
 
 const char *report_op_label(const struct gcu_op *op, char *buf, size_t len)
@@ -160,53 +114,172 @@ const char *report_op_label(const struct gcu_op *op, char *buf, size_t len)
 	return buf;
 }
 
-/* one GCU block: dev < 0 for every device */
+const char *report_op_type(const struct gcu_op *op)
+{
+	switch (op->rec.kind) {
+	case GCU_REC_KERNEL:
+		return "Operator";
+	case GCU_REC_DTE:
+		return op->rec.engine == GCU_ENGINE_CDTE ? "Memcpy_cdte" : "Memcpy_sdte";
+	default:
+		return "Memcpy";
+	}
+}
+
+/* the GCU section of one device (dev >= 0) or of all */
+static void table_gcu(struct table *t, const struct model *m, int dev)
+{
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct gcu_op *op = &m->ops[i];
+		char buf[128];
+		const char *label;
+
+		if (dev >= 0 && op->rec.device != (uint32_t)dev)
+			continue;
+		label = report_op_label(op, buf, sizeof(buf));
+		if (label == buf) {
+			char *copy = strdup(buf);
+
+			if (copy)
+				table_add(t, copy, copy, op->end_ns - op->start_ns);
+		} else {
+			table_add(t, label, NULL, op->end_ns - op->start_ns);
+		}
+	}
+	table_sort(t);
+}
+
+static void table_runtime(struct table *t, const struct model *m)
+{
+	for (unsigned f = 0; f < api_table_len; f++) {
+		const struct fn_stat *s = &m->stats[f];
+		struct row *r;
+
+		if (!s->count || api_table[f].domain != DOM_RUNTIME)
+			continue;
+		r = table_put(t, api_table[f].name, NULL);
+		if (r)
+			*r = (struct row){ r->name,	NULL,	   s->count,
+					   s->total_ns, s->min_ns, s->max_ns };
+	}
+	table_sort(t);
+}
+
+static char *range_label(const char *domain, const char *name, bool truncated)
+{
+	size_t len = (domain ? strlen(domain) + 2 : 0) + strlen(name) + sizeof(TRUNC_MARK);
+	char *s = malloc(len);
+
+	if (s)
+		snprintf(s, len, "%s%s%s%s", domain ? domain : "", domain ? "::" : "", name,
+			 truncated ? TRUNC_MARK : "");
+	return s;
+}
+
+static void table_topstx(struct table *t, const struct model *m)
+{
+	for (size_t i = 0; i < m->nranges; i++) {
+		const struct tx_range *r = &m->ranges[i];
+		char *label = range_label(r->domain, r->name, r->truncated);
+
+		if (label)
+			table_add(t, label, label, r->end_ns - r->start_ns);
+	}
+	table_sort(t);
+}
+
+/* --- text ------------------------------------------------------------------------------------- */
+
+static void header(FILE *out, uint32_t pid)
+{
+	fprintf(out, "==%u==%13s%9s%7s%9s%9s%9s  Name\n", pid, "Time(%)", "Time", "Calls", "Avg",
+		"Min", "Max");
+}
+
+static void print_rows(FILE *out, uint32_t pid, const struct table *t)
+{
+	char s[4][FMT_TIME_LEN];
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct row *r = &t->rows[i];
+
+		fprintf(out, "==%u==%12.2f%%%9s%7llu%9s%9s%9s %s\n", pid,
+			t->total_ns ? 100.0 * (double)r->total_ns / (double)t->total_ns : 0.0,
+			fmt_time(s[0], (double)r->total_ns), (unsigned long long)r->count,
+			fmt_time(s[1], (double)r->total_ns / (double)r->count),
+			fmt_time(s[2], (double)r->min_ns), fmt_time(s[3], (double)r->max_ns),
+			r->name);
+	}
+	fprintf(out, "==%u==     Accumulate Time %s, Total Calls %llu\n", pid,
+		fmt_time(s[0], (double)t->total_ns), (unsigned long long)t->calls);
+}
+
 static void gcu_section(FILE *out, const struct model *m, uint32_t pid, int dev)
 {
-	struct row *rows = calloc(m->nops + 1, sizeof(*rows));
-	char t[FMT_TIME_LEN];
-	size_t n = 0;
+	struct table t = { 0 };
+	char s[FMT_TIME_LEN];
 
 	if (dev < 0)
 		fprintf(out, "==%u== GCU activities:\n", pid);
 	else
 		fprintf(out, "==%u== GCU activities, device %d:\n", pid, dev);
-	for (size_t i = 0; rows && i < m->nops; i++) {
-		const struct gcu_op *op = &m->ops[i];
-		char buf[128];
-		const char *label;
-		uint64_t d = op->end_ns - op->start_ns;
-		size_t k;
-
-		if (dev >= 0 && op->rec.device != (uint32_t)dev)
-			continue;
-		label = report_op_label(op, buf, sizeof(buf));
-		for (k = 0; k < n && strcmp(rows[k].name, label); k++)
-			;
-		if (k == n) {
-			rows[n].owned = label == buf ? strdup(buf) : NULL;
-			rows[n].name = rows[n].owned ? rows[n].owned : label;
-			rows[n].min_ns = d;
-			n++;
-		}
-		rows[k].count++;
-		rows[k].total_ns += d;
-		if (d < rows[k].min_ns)
-			rows[k].min_ns = d;
-		if (d > rows[k].max_ns)
-			rows[k].max_ns = d;
-	}
-	if (!n) {
+	table_gcu(&t, m, dev);
+	if (!t.n) {
 		fprintf(out, "==%u==     does not contain gcu kernel data.\n", pid);
 	} else {
-		print_rows(out, pid, rows, n);
+		print_rows(out, pid, &t);
 		fprintf(out, "==%u==     Total Time %s\n", pid,
-			fmt_time(t, (double)(m->span_end_ns - m->span_start_ns)));
+			fmt_time(s, (double)(m->span_end_ns - m->span_start_ns)));
 	}
 	fprintf(out, "==%u==\n\n", pid);
-	for (size_t i = 0; i < n; i++)
-		free(rows[i].owned);
-	free(rows);
+	table_free(&t);
+}
+
+static void runtime_section(FILE *out, const struct model *m, uint32_t pid)
+{
+	struct table t = { 0 };
+
+	fprintf(out, "==%u== RUNTIME activities:\n", pid);
+	table_runtime(&t, m);
+	if (!t.n)
+		fprintf(out, "==%u==     does not contain runtime api data.\n", pid);
+	else
+		print_rows(out, pid, &t);
+	fprintf(out, "==%u==\n", pid);
+	table_free(&t);
+}
+
+static void topstx_section(FILE *out, const struct model *m, uint32_t pid)
+{
+	struct table t = { 0 };
+
+	fprintf(out, "\n==%u== TOPSTX activities:\n", pid);
+	table_topstx(&t, m);
+	if (!t.n && !m->nmarks)
+		fprintf(out, "==%u==     does not contain topstx data.\n", pid);
+	if (t.n)
+		print_rows(out, pid, &t);
+	for (size_t i = 0; i < m->nmarks; i++) {
+		char *label = range_label(m->marks[i].domain, m->marks[i].name, false);
+
+		fprintf(out, "==%u==     Mark %s: %llu\n", pid, label ? label : "?",
+			(unsigned long long)m->marks[i].count);
+		free(label);
+	}
+	if (m->tx_open)
+		fprintf(out, "==%u==     %llu ranges were still open when profiling ended\n", pid,
+			(unsigned long long)m->tx_open);
+	fprintf(out, "==%u==\n", pid);
+	table_free(&t);
+}
+
+/* the devices a per-GCU report has blocks for */
+static bool any_device(const struct model *m)
+{
+	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
+		if (m->dev[d].present)
+			return true;
+	return false;
 }
 
 void report_summary(FILE *out, const struct model *m, const struct report_opts *o)
@@ -215,19 +288,12 @@ void report_summary(FILE *out, const struct model *m, const struct report_opts *
 
 	header(out, pid);
 	if (!o->api_only) {
-		if (!o->per_gcu) {
-			gcu_section(out, m, pid, -1);
+		if (o->per_gcu && any_device(m)) {
+			for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
+				if (m->dev[d].present)
+					gcu_section(out, m, pid, d);
 		} else {
-			bool any = false;
-
-			for (int d = 0; d < GCU_RO_MAX_DEVICES; d++) {
-				if (!m->dev[d].present)
-					continue;
-				gcu_section(out, m, pid, d);
-				any = true;
-			}
-			if (!any)
-				gcu_section(out, m, pid, -1);
+			gcu_section(out, m, pid, -1);
 		}
 		if (o->gcu_only)
 			return;
@@ -250,9 +316,23 @@ static int by_start(const void *a, const void *b)
 	return x->rec.launch_id < y->rec.launch_id ? -1 : x->rec.launch_id > y->rec.launch_id;
 }
 
-void report_gcu_trace(FILE *out, const struct model *m, uint32_t pid)
+/* the records in time order: an array of indices the caller frees */
+static size_t *trace_order(const struct model *m)
 {
 	size_t *idx = malloc((m->nops + 1) * sizeof(*idx));
+
+	if (!idx)
+		return NULL;
+	for (size_t i = 0; i < m->nops; i++)
+		idx[i] = i;
+	sort_model = m;
+	qsort(idx, m->nops, sizeof(*idx), by_start);
+	return idx;
+}
+
+void report_gcu_trace(FILE *out, const struct model *m, uint32_t pid)
+{
+	size_t *idx = trace_order(m);
 	char t[3][FMT_TIME_LEN], buf[128];
 	uint64_t total = 0, first;
 
@@ -263,10 +343,6 @@ void report_gcu_trace(FILE *out, const struct model *m, uint32_t pid)
 		free(idx);
 		return;
 	}
-	for (size_t i = 0; i < m->nops; i++)
-		idx[i] = i;
-	sort_model = m;
-	qsort(idx, m->nops, sizeof(*idx), by_start);
 	first = m->ops[idx[0]].start_ns;
 	for (size_t i = 0; i < m->nops; i++) {
 		const struct gcu_op *op = &m->ops[idx[i]];
@@ -289,4 +365,90 @@ void report_progress(FILE *out, double seconds)
 	fprintf(out,
 		"process profile data[==========================================] 100%% %.3fs\n",
 		seconds);
+}
+
+/* --- CSV (RFC 4180) ----------------------------------------------------------------------------- */
+
+static void csv_field(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+static void csv_rows(FILE *out, const char *type, const struct table *t)
+{
+	char s[4][FMT_TIME_LEN];
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct row *r = &t->rows[i];
+
+		fprintf(out, "%s,%.2f,%s,%llu,%s,%s,%s,", type,
+			t->total_ns ? 100.0 * (double)r->total_ns / (double)t->total_ns : 0.0,
+			fmt_time(s[0], (double)r->total_ns), (unsigned long long)r->count,
+			fmt_time(s[1], (double)r->total_ns / (double)r->count),
+			fmt_time(s[2], (double)r->min_ns), fmt_time(s[3], (double)r->max_ns));
+		csv_field(out, r->name);
+		fputs("\r\n", out);
+	}
+}
+
+void report_csv_summary(FILE *out, const struct model *m, const struct report_opts *o)
+{
+	struct table t = { 0 };
+
+	fputs("Type,Time(%),Time,Calls,Avg,Min,Max,Name\r\n", out);
+	if (!o->api_only) {
+		if (o->per_gcu && any_device(m)) {
+			for (int d = 0; d < GCU_RO_MAX_DEVICES; d++) {
+				char type[16];
+
+				if (!m->dev[d].present)
+					continue;
+				snprintf(type, sizeof(type), "GCU%d", d);
+				table_gcu(&t, m, d);
+				csv_rows(out, type, &t);
+				table_free(&t);
+			}
+		} else {
+			table_gcu(&t, m, -1);
+			csv_rows(out, "GCU", &t);
+			table_free(&t);
+		}
+		if (o->gcu_only)
+			return;
+	}
+	table_runtime(&t, m);
+	csv_rows(out, "RUNTIME", &t);
+	table_free(&t);
+	table_topstx(&t, m);
+	csv_rows(out, "TOPSTX", &t);
+	table_free(&t);
+}
+
+void report_csv_gcu_trace(FILE *out, const struct model *m)
+{
+	size_t *idx = trace_order(m);
+	char t[2][FMT_TIME_LEN], buf[128];
+
+	fputs("Type,Start,Duration,KernelId,DeviceId,StreamId,Name\r\n", out);
+	for (size_t i = 0; idx && i < m->nops; i++) {
+		const struct gcu_op *op = &m->ops[idx[i]];
+
+		fprintf(out, "%s,%s,%s,%llu,%u,%u,", report_op_type(op),
+			fmt_time(t[0], (double)(op->start_ns - m->ops[idx[0]].start_ns)),
+			fmt_time(t[1], (double)(op->end_ns - op->start_ns)),
+			(unsigned long long)op->rec.launch_id, op->rec.device, op->rec.stream_id);
+		csv_field(out, report_op_label(op, buf, sizeof(buf)));
+		fputs("\r\n", out);
+	}
+	free(idx);
 }

@@ -22,6 +22,13 @@ void report_gcu_trace(FILE *out, const struct model *m, uint32_t pid);
 /* the name a GCU record is reported under: the kernel's, or "[Memcpy HtoD 4.00MB]" */
 const char *report_op_label(const struct gcu_op *op, char *buf, size_t len);
 
+/* the activity a record belongs to: Operator, Memcpy, Memcpy_cdte, Memcpy_sdte */
+const char *report_op_type(const struct gcu_op *op);
+
+/* --export-csv: the printed report as CSV */
+void report_csv_summary(FILE *out, const struct model *m, const struct report_opts *o);
+void report_csv_gcu_trace(FILE *out, const struct model *m);
+
 /* the progress line the manual shows while the profile is processed */
 void report_progress(FILE *out, double seconds);
 

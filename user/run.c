@@ -13,11 +13,15 @@
 #include "proctree.h"
 #include "report.h"
 #include "tracer.h"
+#include "chrome.h"
+#include "outfile.h"
+#include "outname.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,6 +79,7 @@ struct run {
 	bool stats_mode;
 	char exe[PATH_MAX];
 	struct findlib_target libs[2]; /* runtime, topstx */
+	char csv_path[PATH_MAX], chrome_path[PATH_MAX];
 };
 
 static void on_proc_event(void *ctx, const struct tp_proc_event *e)
@@ -208,18 +213,25 @@ static void setup_gcu(struct run *r)
 static void print_header(const struct run *r)
 {
 	const struct cli *cli = r->cli;
-	char session[32];
+	char session[32], *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
 
+	if (!f)
+		return;
 	if (cli->given[OPT_SESSION_NEW])
 		snprintf(session, sizeof(session), "%s", cli->text[OPT_SESSION_NEW]);
 	else
 		snprintf(session, sizeof(session), "%d", (int)getpid());
-	printf("==%d== TOPSPROF is profiling process %d, session: %s, command:", (int)r->app.pid,
-	       (int)r->app.pid, session);
+	fprintf(f,
+		"==%d== TOPSPROF is profiling process %d, session: %s, command:", (int)r->app.pid,
+		(int)r->app.pid, session);
 	for (int i = 0; i < cli->app_argc; i++)
-		printf(" %s", cli->app_argv[i]);
-	putchar('\n');
-	fflush(stdout);
+		fprintf(f, " %s", cli->app_argv[i]);
+	fputc('\n', f);
+	fclose(f);
+	out_write(stdout, cli->given[OPT_QUIET], buf, len);
+	free(buf);
 }
 
 static uint64_t now_ns(void)
@@ -257,36 +269,37 @@ static void warn_losses(const struct run *r)
 	uint32_t pid = (uint32_t)r->app.pid;
 
 	if (m->lost_calls + m->lost_strings)
-		fprintf(stderr,
-			"==%u== warning: %llu events lost (%llu calls, %llu string pieces): the "
-			"ring buffer was full; raise --buffer-size (now %llu bytes)\n",
-			pid, (unsigned long long)(m->lost_calls + m->lost_strings),
-			(unsigned long long)m->lost_calls, (unsigned long long)m->lost_strings,
-			(unsigned long long)r->cli->buffer_size);
+		out_print(stderr,
+			  "==%u== warning: %llu events lost (%llu calls, %llu string pieces): the "
+			  "ring buffer was full; raise --buffer-size (now %llu bytes)\n",
+			  pid, (unsigned long long)(m->lost_calls + m->lost_strings),
+			  (unsigned long long)m->lost_calls, (unsigned long long)m->lost_strings,
+			  (unsigned long long)r->cli->buffer_size);
 	if (m->lost_depth)
-		fprintf(stderr,
-			"==%u== warning: %llu calls nested deeper than %d were not traced\n", pid,
-			(unsigned long long)m->lost_depth, API_MAX_DEPTH);
+		out_print(stderr,
+			  "==%u== warning: %llu calls nested deeper than %d were not traced\n", pid,
+			  (unsigned long long)m->lost_depth, API_MAX_DEPTH);
 	if (m->lost_stats)
-		fprintf(stderr, "==%u== warning: %llu calls lost to a full statistics map\n", pid,
-			(unsigned long long)m->lost_stats);
+		out_print(stderr, "==%u== warning: %llu calls lost to a full statistics map\n", pid,
+			  (unsigned long long)m->lost_stats);
 	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
 		if (m->dev[d].overflow)
-			fprintf(stderr,
+			out_print(
+				stderr,
 				"==%u== warning: GCU %d dropped %llu profiler records (its ring was "
 				"full)\n",
 				pid, d, (unsigned long long)m->dev[d].overflow);
 	if (m->gcu_joined && (m->unjoined_records || m->unjoined_calls))
-		fprintf(stderr,
-			"==%u== warning: %llu GCU records and %llu API calls could not be joined "
-			"to each other\n",
-			pid, (unsigned long long)m->unjoined_records,
-			(unsigned long long)m->unjoined_calls);
+		out_print(stderr,
+			  "==%u== warning: %llu GCU records and %llu API calls could not be joined "
+			  "to each other\n",
+			  pid, (unsigned long long)m->unjoined_records,
+			  (unsigned long long)m->unjoined_calls);
 	if (m->lost_proc_events + m->lost_pids)
-		fprintf(stderr,
-			"==%u== warning: %llu process events lost, %llu processes not followed\n",
-			pid, (unsigned long long)m->lost_proc_events,
-			(unsigned long long)m->lost_pids);
+		out_print(stderr,
+			  "==%u== warning: %llu process events lost, %llu processes not followed\n",
+			  pid, (unsigned long long)m->lost_proc_events,
+			  (unsigned long long)m->lost_pids);
 }
 
 /* --query-trace with an application: the domains, and the custom ones it created */
@@ -308,6 +321,82 @@ static void query_trace(const struct model *m)
 	}
 	trace_domain_print_query(stdout, names, n);
 	free(names);
+}
+
+/* an export: write(f) into path, atomically */
+static void export_file(const char *opt, const char *path, void (*write)(FILE *, const void *),
+			const void *ctx)
+{
+	struct outfile o;
+	char err[PATH_MAX + 256];
+
+	if (outfile_open(&o, path, true, err, sizeof(err))) {
+		pr_error("--%s: %s", opt, err);
+		return;
+	}
+	write(o.f, ctx);
+	if (outfile_commit(&o, err, sizeof(err)))
+		pr_error("--%s: %s", opt, err);
+	else
+		pr_debug("wrote %s", path);
+}
+
+struct csv_ctx {
+	const struct model *m;
+	const struct report_opts *ro;
+	bool trace;
+};
+
+static void write_csv(FILE *f, const void *p)
+{
+	const struct csv_ctx *c = p;
+
+	if (c->trace)
+		report_csv_gcu_trace(f, c->m);
+	else
+		report_csv_summary(f, c->m, c->ro);
+}
+
+static void write_chrome(FILE *f, const void *p)
+{
+	chrome_write(f, p);
+}
+
+static void write_exports(const struct run *r, const struct report_opts *ro)
+{
+	struct csv_ctx c = { &r->m, ro, r->cli->given[OPT_PRINT_GCU_TRACE] };
+
+	if (r->csv_path[0])
+		export_file("export-csv", r->csv_path, write_csv, &c);
+	if (r->chrome_path[0])
+		export_file("export-chrome-trace", r->chrome_path, write_chrome, &r->m);
+}
+
+/* output names expanded (%p, %h, %q{ENV}) and checked before anything runs */
+static int prepare_outputs(struct run *r)
+{
+	static const struct {
+		enum opt_id opt;
+		size_t off;
+	} outs[] = {
+		{ OPT_EXPORT_CSV, offsetof(struct run, csv_path) },
+		{ OPT_EXPORT_CHROME_TRACE, offsetof(struct run, chrome_path) },
+	};
+	char err[PATH_MAX + 256];
+
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
+		char *path = (char *)r + outs[i].off;
+
+		if (!r->cli->given[outs[i].opt])
+			continue;
+		if (outname_expand(r->cli->text[outs[i].opt], getpid(), path, PATH_MAX, err,
+				   sizeof(err)) ||
+		    outfile_check(path, r->cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err))) {
+			pr_error("--%s: %s", cli_options[outs[i].opt].name, err);
+			return 1;
+		}
+	}
+	return 0;
 }
 
 static void report(struct run *r)
@@ -341,15 +430,24 @@ static void report(struct run *r)
 			 (unsigned long long)r->m.unjoined_calls);
 	if (cli->given[OPT_QUERY_TRACE]) {
 		query_trace(&r->m);
-	} else if (!cli->given[OPT_QUIET]) {
-		report_progress(stdout, now_s() - t0);
-		if (cli->given[OPT_PRINT_GCU_TRACE])
-			report_gcu_trace(stdout, &r->m, ro.pid);
-		if (summary)
-			report_summary(stdout, &r->m, &ro);
-		fflush(stdout);
+	} else {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		if (f) {
+			report_progress(f, now_s() - t0);
+			if (cli->given[OPT_PRINT_GCU_TRACE])
+				report_gcu_trace(f, &r->m, ro.pid);
+			if (summary)
+				report_summary(f, &r->m, &ro);
+			fclose(f);
+			out_write(stdout, cli->given[OPT_QUIET], buf, len);
+			free(buf);
+		}
 	}
 	warn_losses(r);
+	write_exports(r, &ro);
 }
 
 /* the application's exit status, as topsprof's own */
@@ -360,8 +458,12 @@ static int exit_as(const struct launch *app)
 	if (WIFSIGNALED(app->status)) {
 		int sig = WTERMSIG(app->status);
 
-		fprintf(stderr, "==%d== the application was killed by signal %d (%s)\n",
-			(int)app->pid, sig, strsignal(sig));
+		char err[PATH_MAX + 256];
+
+		out_print(stderr, "==%d== the application was killed by signal %d (%s)\n",
+			  (int)app->pid, sig, strsignal(sig));
+		if (log_tee_close(err, sizeof(err)))
+			pr_error("--log-file: %s", err);
 		signal(sig, SIG_DFL);
 		if (sig != SIGKILL && sig != SIGSTOP)
 			raise(sig);
@@ -381,7 +483,7 @@ int cmd_profile(const struct cli *cli)
 	model_init(&r.m);
 	r.stats_mode = cli->api_mode == API_MODE_STATS ||
 		       (cli->api_mode == API_MODE_AUTO && !needs_every_call(cli));
-	if (find_libraries(&r) || setup_bpf(&r))
+	if (prepare_outputs(&r) || find_libraries(&r) || setup_bpf(&r))
 		goto out;
 	setup_gcu(&r);
 	set_signals(true);
@@ -396,8 +498,7 @@ int cmd_profile(const struct cli *cli)
 		launch_abort(&r.app);
 		goto out;
 	}
-	if (!cli->given[OPT_QUIET])
-		print_header(&r);
+	print_header(&r);
 	if (r.gcu)
 		gcu_source_sync(r.gcu, &r.m);
 	r.m.span_start_ns = now_ns();

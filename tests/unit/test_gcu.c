@@ -157,7 +157,7 @@ static void test_join(void **state)
 	assert_int_equal(m.ops[o_copy2].call, (int64_t)c_copy2);
 	assert_int_equal(m.ops[o_launch2].call, (int64_t)c_launch2); /* past the lost one */
 	assert_int_equal(m.ops[o_other].call, (int64_t)c_other);
-	assert_int_equal(m.ops[o_early].call, -1);		 /* never mis-joined */
+	assert_int_equal(m.ops[o_early].call, -1); /* never mis-joined */
 	dte = &m.ops[o_dte];
 	assert_int_equal(dte->call, (int64_t)c_launch1); /* with its kernel */
 	assert_int_equal(m.joined, 6);
