@@ -40,7 +40,8 @@ static double us(const struct writer *w, uint64_t ns)
 static void meta(struct writer *w, const char *what, uint64_t pid, int64_t tid, const char *name)
 {
 	begin(w);
-	fprintf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,", what, (unsigned long long)pid);
+	fprintf(w->out, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%llu,", what,
+		(unsigned long long)pid);
 	if (tid >= 0)
 		fprintf(w->out, "\"tid\":%lld,", (long long)tid);
 	fputs("\"args\":{\"name\":", w->out);
@@ -54,8 +55,9 @@ static void slice(struct writer *w, const char *cat, const char *name, uint64_t 
 	begin(w);
 	fprintf(w->out, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
 	json_str(w->out, name);
-	fprintf(w->out, ",\"pid\":%llu,\"tid\":%llu,\"ts\":%.3f,\"dur\":%.3f", (unsigned long long)pid,
-		(unsigned long long)tid, us(w, start), end > start ? (double)(end - start) / 1e3 : 0);
+	fprintf(w->out, ",\"pid\":%llu,\"tid\":%llu,\"ts\":%.3f,\"dur\":%.3f",
+		(unsigned long long)pid, (unsigned long long)tid, us(w, start),
+		end > start ? (double)(end - start) / 1e3 : 0);
 }
 
 static uint64_t first_time(const struct model *m)

@@ -112,14 +112,14 @@ const struct opt_def cli_options[OPT__COUNT] = {
 				L, "Show the application's output while it is profiled." },
 	/* input and output */
 	[OPT_EXPORT_PROFILE] = { OPT_EXPORT_PROFILE, "export-profile", ARG_FILE, "FILE", NULL,
-				 GRP_IO, P,
+				 GRP_IO, 0,
 				 "Save the profile to FILE (read it with --import-profile)." },
 	[OPT_EXPORT_VISUAL_PROFILER] = { OPT_EXPORT_VISUAL_PROFILER, "export-visual-profiler",
 					 ARG_DIR, "DIR", NULL, GRP_IO, P,
 					 "Save one visual-profiler file (vpd, SQLite) per profiled "
 					 "process in DIR." },
 	[OPT_IMPORT_PROFILE] = { OPT_IMPORT_PROFILE, "import-profile", ARG_FILE, "FILE", NULL,
-				 GRP_IO, P,
+				 GRP_IO, 0,
 				 "Load a profile saved by --export-profile, or a vpd file, and "
 				 "report it." },
 	[OPT_EXPORT_RAWDATA] = { OPT_EXPORT_RAWDATA, "export-rawdata", ARG_FILE, "FILE", NULL,

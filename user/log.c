@@ -47,7 +47,7 @@ void out_write(FILE *stream, bool quiet, const char *buf, size_t len)
 		fwrite(buf, 1, len, tee.f);
 }
 
-static void out_vprint(FILE *stream, const char *fmt, va_list ap)
+static void out_vprint_q(FILE *stream, bool quiet, const char *fmt, va_list ap)
 {
 	char small[1024], *buf = small;
 	va_list again;
@@ -62,9 +62,14 @@ static void out_vprint(FILE *stream, const char *fmt, va_list ap)
 	}
 	va_end(again);
 	if (buf && n > 0)
-		out_write(stream, false, buf, (size_t)n);
+		out_write(stream, quiet, buf, (size_t)n);
 	if (buf != small)
 		free(buf);
+}
+
+static void out_vprint(FILE *stream, const char *fmt, va_list ap)
+{
+	out_vprint_q(stream, false, fmt, ap);
 }
 
 void out_print(FILE *stream, const char *fmt, ...)
@@ -73,6 +78,15 @@ void out_print(FILE *stream, const char *fmt, ...)
 
 	va_start(ap, fmt);
 	out_vprint(stream, fmt, ap);
+	va_end(ap);
+}
+
+void out_print_quiet(bool quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out_vprint_q(stdout, quiet, fmt, ap);
 	va_end(ap);
 }
 

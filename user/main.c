@@ -197,8 +197,13 @@ static int dispatch(struct cli *clip)
 		return export_activities(&cli);
 	case CMD_PROFILE:
 		return cmd_profile(&cli);
+	case CMD_IMPORT:
+		if (cli.given[OPT_IMPORT_PROFILE])
+			return cmd_import(&cli);
+		break;
 	default:
-		pr_error("internal error: command %d has no handler", (int)cli.cmd);
-		return 1;
+		break;
 	}
+	pr_error("internal error: command %d has no handler", (int)cli.cmd);
+	return 1;
 }

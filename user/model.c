@@ -60,6 +60,7 @@ void model_free(struct model *m)
 		free(m->dev[d].names);
 		free(m->dev[d].pairs);
 	}
+	free(m->header);
 	free(m->ops);
 	free(m->calls);
 	free(m->ranges);

@@ -50,15 +50,16 @@ int outname_expand(const char *pattern, pid_t pid, char *out, size_t len, char *
 			snprintf(buf, sizeof(buf), "%.*s", (int)(end - p - 3), p + 3);
 			s = getenv(buf);
 			if (!s) {
-				snprintf(err, errlen, "'%s': environment variable %s is not set", pattern,
-					 buf);
+				snprintf(err, errlen, "'%s': environment variable %s is not set",
+					 pattern, buf);
 				return -1;
 			}
 			n = strlen(s);
 			p = end;
 		} else {
-			snprintf(err, errlen, "'%s': unknown '%%%c' (known: %%p, %%h, %%q{NAME}, %%%%)",
-				 pattern, p[1] ? p[1] : ' ');
+			snprintf(err, errlen,
+				 "'%s': unknown '%%%c' (known: %%p, %%h, %%q{NAME}, %%%%)", pattern,
+				 p[1] ? p[1] : ' ');
 			return -1;
 		}
 		if (put(out, len, &used, s, n)) {

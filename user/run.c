@@ -14,6 +14,7 @@
 #include "report.h"
 #include "tracer.h"
 #include "chrome.h"
+#include "store.h"
 #include "outfile.h"
 #include "outname.h"
 
@@ -68,6 +69,11 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* the files a run writes, their names expanded */
+struct outputs {
+	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX];
+};
+
 struct run {
 	const struct cli *cli;
 	struct model m;
@@ -79,7 +85,7 @@ struct run {
 	bool stats_mode;
 	char exe[PATH_MAX];
 	struct findlib_target libs[2]; /* runtime, topstx */
-	char csv_path[PATH_MAX], chrome_path[PATH_MAX];
+	struct outputs outs;
 };
 
 static void on_proc_event(void *ctx, const struct tp_proc_event *e)
@@ -210,7 +216,7 @@ static void setup_gcu(struct run *r)
 		r->gcu = NULL;
 }
 
-static void print_header(const struct run *r)
+static void print_header(struct run *r)
 {
 	const struct cli *cli = r->cli;
 	char session[32], *buf = NULL;
@@ -223,15 +229,14 @@ static void print_header(const struct run *r)
 		snprintf(session, sizeof(session), "%s", cli->text[OPT_SESSION_NEW]);
 	else
 		snprintf(session, sizeof(session), "%d", (int)getpid());
-	fprintf(f,
-		"==%d== TOPSPROF is profiling process %d, session: %s, command:", (int)r->app.pid,
-		(int)r->app.pid, session);
+	fprintf(f, " TOPSPROF is profiling process %d, session: %s, command:", (int)r->app.pid,
+		session);
 	for (int i = 0; i < cli->app_argc; i++)
 		fprintf(f, " %s", cli->app_argv[i]);
-	fputc('\n', f);
 	fclose(f);
-	out_write(stdout, cli->given[OPT_QUIET], buf, len);
-	free(buf);
+	/* kept for a profile export: an import prints it again */
+	r->m.header = buf;
+	out_print_quiet(cli->given[OPT_QUIET], "==%d==%s\n", (int)r->app.pid, buf);
 }
 
 static uint64_t now_ns(void)
@@ -263,10 +268,9 @@ static void collect(struct run *r)
 		gcu_source_finish(r->gcu, &r->m);
 }
 
-static void warn_losses(const struct run *r)
+static void warn_losses(const struct model *m)
 {
-	const struct model *m = &r->m;
-	uint32_t pid = (uint32_t)r->app.pid;
+	uint32_t pid = m->root_pid;
 
 	if (m->lost_calls + m->lost_strings)
 		out_print(stderr,
@@ -274,7 +278,7 @@ static void warn_losses(const struct run *r)
 			  "ring buffer was full; raise --buffer-size (now %llu bytes)\n",
 			  pid, (unsigned long long)(m->lost_calls + m->lost_strings),
 			  (unsigned long long)m->lost_calls, (unsigned long long)m->lost_strings,
-			  (unsigned long long)r->cli->buffer_size);
+			  (unsigned long long)m->buffer_size);
 	if (m->lost_depth)
 		out_print(stderr,
 			  "==%u== warning: %llu calls nested deeper than %d were not traced\n", pid,
@@ -362,36 +366,46 @@ static void write_chrome(FILE *f, const void *p)
 	chrome_write(f, p);
 }
 
-static void write_exports(const struct run *r, const struct report_opts *ro)
+static void write_profile(FILE *f, const void *m)
 {
-	struct csv_ctx c = { &r->m, ro, r->cli->given[OPT_PRINT_GCU_TRACE] };
+	store_write_profile(f, m);
+}
 
-	if (r->csv_path[0])
-		export_file("export-csv", r->csv_path, write_csv, &c);
-	if (r->chrome_path[0])
-		export_file("export-chrome-trace", r->chrome_path, write_chrome, &r->m);
+static void write_exports(const struct cli *cli, const struct model *m,
+			  const struct report_opts *ro, const struct outputs *o)
+{
+	struct csv_ctx c = { m, ro, cli->given[OPT_PRINT_GCU_TRACE] };
+
+	if (o->csv[0])
+		export_file("export-csv", o->csv, write_csv, &c);
+	if (o->chrome[0])
+		export_file("export-chrome-trace", o->chrome, write_chrome, m);
+	if (o->profile[0])
+		export_file("export-profile", o->profile, write_profile, m);
 }
 
 /* output names expanded (%p, %h, %q{ENV}) and checked before anything runs */
-static int prepare_outputs(struct run *r)
+static int prepare_outputs(const struct cli *cli, struct outputs *o)
 {
 	static const struct {
 		enum opt_id opt;
 		size_t off;
 	} outs[] = {
-		{ OPT_EXPORT_CSV, offsetof(struct run, csv_path) },
-		{ OPT_EXPORT_CHROME_TRACE, offsetof(struct run, chrome_path) },
+		{ OPT_EXPORT_CSV, offsetof(struct outputs, csv) },
+		{ OPT_EXPORT_CHROME_TRACE, offsetof(struct outputs, chrome) },
+		{ OPT_EXPORT_PROFILE, offsetof(struct outputs, profile) },
 	};
 	char err[PATH_MAX + 256];
 
+	memset(o, 0, sizeof(*o));
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
-		char *path = (char *)r + outs[i].off;
+		char *path = (char *)o + outs[i].off;
 
-		if (!r->cli->given[outs[i].opt])
+		if (!cli->given[outs[i].opt])
 			continue;
-		if (outname_expand(r->cli->text[outs[i].opt], getpid(), path, PATH_MAX, err,
+		if (outname_expand(cli->text[outs[i].opt], getpid(), path, PATH_MAX, err,
 				   sizeof(err)) ||
-		    outfile_check(path, r->cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err))) {
+		    outfile_check(path, cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err))) {
 			pr_error("--%s: %s", cli_options[outs[i].opt].name, err);
 			return 1;
 		}
@@ -399,10 +413,11 @@ static int prepare_outputs(struct run *r)
 	return 0;
 }
 
-static void report(struct run *r)
+/* what the print options ask for, from a finished model: the same for a live run and an
+ * imported profile */
+static void print_outputs(const struct cli *cli, const struct model *m, const struct outputs *outs)
 {
-	const struct cli *cli = r->cli;
-	struct report_opts ro = { .pid = (uint32_t)r->app.pid,
+	struct report_opts ro = { .pid = m->root_pid,
 				  .api_only = cli->given[OPT_PRINT_API_SUMMARY],
 				  .gcu_only = cli->given[OPT_PRINT_GCU_SUMMARY],
 				  .per_gcu = cli->given[OPT_PRINT_SUMMARY_PER_GCU] };
@@ -410,6 +425,32 @@ static void report(struct run *r)
 	bool summary = !cli->given[OPT_PRINT_GCU_TRACE] || cli->given[OPT_PRINT_SUMMARY] ||
 		       cli->given[OPT_PRINT_API_SUMMARY] || cli->given[OPT_PRINT_GCU_SUMMARY] ||
 		       cli->given[OPT_PRINT_SUMMARY_PER_GCU];
+
+	if (cli->given[OPT_QUERY_TRACE]) {
+		query_trace(m);
+	} else {
+		char *buf = NULL;
+		size_t len = 0;
+		FILE *f = open_memstream(&buf, &len);
+
+		if (f) {
+			report_progress(f, m->process_s);
+			if (cli->given[OPT_PRINT_GCU_TRACE])
+				report_gcu_trace(f, m, ro.pid);
+			if (summary)
+				report_summary(f, m, &ro);
+			fclose(f);
+			out_write(stdout, cli->given[OPT_QUIET], buf, len);
+			free(buf);
+		}
+	}
+	warn_losses(m);
+	write_exports(cli, m, &ro, outs);
+}
+
+static void report(struct run *r)
+{
+	const struct cli *cli = r->cli;
 	struct proctree_drops d = { 0, 0 };
 	double t0 = now_s();
 
@@ -418,6 +459,7 @@ static void report(struct run *r)
 		r->m.lost_proc_events += d.events;
 		r->m.lost_pids += d.pids;
 	}
+	r->m.buffer_size = cli->buffer_size;
 	model_finish(&r->m, !r->stats_mode,
 		     cli->given[OPT_TOPSTX_DOMAIN_INCLUDE] ? cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]
 							   : NULL);
@@ -428,26 +470,8 @@ static void report(struct run *r)
 		pr_debug("joined %llu of %zu GCU records to API calls; %llu calls without a record",
 			 (unsigned long long)r->m.joined, r->m.nops,
 			 (unsigned long long)r->m.unjoined_calls);
-	if (cli->given[OPT_QUERY_TRACE]) {
-		query_trace(&r->m);
-	} else {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-
-		if (f) {
-			report_progress(f, now_s() - t0);
-			if (cli->given[OPT_PRINT_GCU_TRACE])
-				report_gcu_trace(f, &r->m, ro.pid);
-			if (summary)
-				report_summary(f, &r->m, &ro);
-			fclose(f);
-			out_write(stdout, cli->given[OPT_QUIET], buf, len);
-			free(buf);
-		}
-	}
-	warn_losses(r);
-	write_exports(r, &ro);
+	r->m.process_s = now_s() - t0;
+	print_outputs(cli, &r->m, &r->outs);
 }
 
 /* the application's exit status, as topsprof's own */
@@ -483,7 +507,7 @@ int cmd_profile(const struct cli *cli)
 	model_init(&r.m);
 	r.stats_mode = cli->api_mode == API_MODE_STATS ||
 		       (cli->api_mode == API_MODE_AUTO && !needs_every_call(cli));
-	if (prepare_outputs(&r) || find_libraries(&r) || setup_bpf(&r))
+	if (prepare_outputs(cli, &r.outs) || find_libraries(&r) || setup_bpf(&r))
 		goto out;
 	setup_gcu(&r);
 	set_signals(true);
@@ -493,6 +517,7 @@ int cmd_profile(const struct cli *cli)
 	}
 	child_pid = r.app.pid;
 	r.m.root_pid = (uint32_t)r.app.pid;
+	r.m.buffer_size = cli->buffer_size;
 	if (proctree_add(r.pt, r.app.pid)) {
 		pr_error("following process %d: %s", (int)r.app.pid, strerror(errno));
 		launch_abort(&r.app);
@@ -515,4 +540,28 @@ out:
 	proctree_close(r.pt);
 	model_free(&r.m);
 	return rc;
+}
+
+int cmd_import(const struct cli *cli)
+{
+	struct outputs outs;
+	struct model m;
+	char err[512];
+	const char *path = cli->text[OPT_IMPORT_PROFILE];
+	int rc;
+
+	if (prepare_outputs(cli, &outs))
+		return 1;
+	model_init(&m);
+	rc = store_read_profile(path, &m, err, sizeof(err));
+	if (rc) {
+		pr_error("--import-profile: %s: %s", path, err);
+		model_free(&m);
+		return 2;
+	}
+	if (m.header)
+		out_print_quiet(cli->given[OPT_QUIET], "==%u==%s\n", m.root_pid, m.header);
+	print_outputs(cli, &m, &outs);
+	model_free(&m);
+	return 0;
 }

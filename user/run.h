@@ -6,5 +6,7 @@
 
 /* profile the application of cli; returns topsprof's exit status (the application's) */
 int cmd_profile(const struct cli *cli);
+/* --import-profile FILE: print it as the run that saved it did */
+int cmd_import(const struct cli *cli);
 
 #endif

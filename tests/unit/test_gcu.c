@@ -195,6 +195,29 @@ static void test_join_identity(void **state)
 	memset(&m, 0, sizeof(m));
 }
 
+/* a destroyed stream's handle, handed out again for another stream, is that other stream */
+static void test_join_handle_reuse(void **state)
+{
+	size_t a, d, b;
+
+	(void)state;
+	memset(&m, 0, sizeof(m));
+	m.gcu_activities = GCU_ACT_MEMCPY;
+	a = add_call("topsMemcpyAsync", 1, 1000, 0, 16, 1, 0xa, 0);
+	d = add_call("topsStreamDestroy", 1, 2000, 0xa, 0, 0, 0, 0);
+	b = add_call("topsMemcpyAsync", 2, 3000, 0, 16, 1, 0xa, 0);
+	add_op(GCU_REC_MEMCPY, 1, 1, 3, 16, 1, 1100, NULL);
+	add_op(GCU_REC_MEMCPY, 2, 2, 5, 16, 1, 3100, NULL);
+	gcu_join(&m);
+	assert_int_equal(m.ops[0].call, (int64_t)a);
+	assert_int_equal(m.ops[1].call, (int64_t)b);
+	assert_int_equal(m.unjoined_records, 0);
+	(void)d;
+	free(m.calls);
+	free(m.ops);
+	memset(&m, 0, sizeof(m));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -202,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_fit_edges),
 		cmocka_unit_test(test_join),
 		cmocka_unit_test(test_join_identity),
+		cmocka_unit_test(test_join_handle_reuse),
 	};
 
 	return cmocka_run_group_tests_name("gcu", tests, NULL, NULL);

@@ -120,8 +120,10 @@ static uint64_t name_hash(const char *s)
 	return h;
 }
 
-/* whether call c can have caused op */
-static bool matches(struct ids *ids, const struct api_call *c, const struct gcu_op *op)
+/* whether call c (whose stream handle had been destroyed gen times before) can have caused
+ * op */
+static bool matches(struct ids *ids, const struct api_call *c, uint32_t gen,
+		    const struct gcu_op *op)
 {
 	const struct api_fn *f = &api_table[c->fn];
 	uint64_t stream = f->stream_arg == NO_ARG ? 0 : c->args[f->stream_arg];
@@ -144,19 +146,69 @@ static bool matches(struct ids *ids, const struct api_call *c, const struct gcu_
 	/* the synchronous calls use the default stream of the device */
 	if (f->stream_arg == NO_ARG)
 		return op->rec.stream_id == 0;
+	/* a handle freed and handed out again is another stream: the key tells them apart */
 	return stream == 0 ? op->rec.stream_id == 0
-			   : consistent(ids, c->pid, true, stream, op->rec.stream_id);
+			   : consistent(ids, c->pid, true, stream | (uint64_t)gen << 48,
+					op->rec.stream_id);
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const struct api_call *x = &cur->calls[*(const size_t *)a];
+	const struct api_call *y = &cur->calls[*(const size_t *)b];
+
+	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+}
+
+/* for every call, how often its stream handle had been destroyed before it: the runtime may
+ * give a new stream the memory, so the handle, of a destroyed one */
+static uint32_t *stream_generations(const struct model *m)
+{
+	uint32_t *gen = calloc(m->ncalls + 1, sizeof(*gen));
+	size_t *order = malloc((m->ncalls + 1) * sizeof(*order));
+	struct ids seen = { 0 }; /* (pid, handle) -> destroys so far */
+	int destroy = api_find("topsStreamDestroy");
+
+	if (!gen || !order) {
+		free(order);
+		return gen;
+	}
+	for (size_t i = 0; i < m->ncalls; i++)
+		order[i] = i;
+	cur = m;
+	qsort(order, m->ncalls, sizeof(*order), by_start);
+	for (size_t k = 0; k < m->ncalls; k++) {
+		const struct api_call *c = &m->calls[order[k]];
+		const struct api_fn *f = &api_table[c->fn];
+		uint64_t h = f->stream_arg == NO_ARG ? 0 : c->args[f->stream_arg];
+		size_t j;
+
+		if (!h)
+			continue;
+		for (j = 0; j < seen.n; j++)
+			if (seen.v[j].pid == c->pid && seen.v[j].key == h)
+				break;
+		if (j == seen.n && !consistent(&seen, c->pid, true, h, 0))
+			break; /* out of memory: no generations beyond this point */
+		gen[order[k]] = (uint32_t)seen.v[j].val;
+		if ((int)c->fn == destroy && c->ret == 0)
+			seen.v[j].val++;
+	}
+	free(order);
+	free(seen.v);
+	return gen;
 }
 
 void gcu_join(struct model *m)
 {
 	size_t *ops = malloc((m->nops + 1) * sizeof(*ops));
 	size_t *calls = malloc((m->ncalls + 1) * sizeof(*calls));
+	uint32_t *gen = stream_generations(m);
 	size_t nops = 0, ncalls = 0, ci = 0;
 	struct ids ids = { 0 };
 
 	m->joined = m->unjoined_records = m->unjoined_calls = 0;
-	if (!ops || !calls)
+	if (!ops || !calls || !gen)
 		goto out;
 	for (size_t i = 0; i < m->nops; i++)
 		if (primary(&m->ops[i]))
@@ -188,7 +240,7 @@ void gcu_join(struct model *m)
 
 			if (c->pid != op->rec.pid || c->tid != op->rec.tid)
 				break;
-			if (matches(&ids, c, op))
+			if (matches(&ids, c, gen[calls[j]], op))
 				break;
 		}
 		if (j < ncalls && seen < JOIN_LOOKAHEAD && m->calls[calls[j]].pid == op->rec.pid &&
@@ -224,5 +276,6 @@ void gcu_join(struct model *m)
 out:
 	free(ops);
 	free(calls);
+	free(gen);
 	free(ids.v);
 }

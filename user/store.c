@@ -1,0 +1,752 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "store.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#define HEADER_SIZE 32
+#define MAX_PAYLOAD (1ull << 32) /* 4 GiB uncompressed at most */
+#define NO_STRING   0xffffffffu
+
+#define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+enum {
+	SEC_META = TAG('M', 'E', 'T', 'A'),
+	SEC_STAT = TAG('S', 'T', 'A', 'T'),
+	SEC_CALL = TAG('C', 'A', 'L', 'L'),
+	SEC_RNGE = TAG('R', 'N', 'G', 'E'),
+	SEC_MARK = TAG('M', 'A', 'R', 'K'),
+	SEC_PROC = TAG('P', 'R', 'O', 'C'),
+	SEC_DEVS = TAG('D', 'E', 'V', 'S'),
+	SEC_GOPS = TAG('G', 'O', 'P', 'S'),
+};
+
+/* --- writing --------------------------------------------------------------------------------- */
+
+struct wbuf {
+	unsigned char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct wbuf *b, const void *data, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->n + len > b->cap) {
+		size_t ncap = b->cap ? b->cap : 4096;
+		unsigned char *p;
+
+		while (ncap < b->n + len)
+			ncap *= 2;
+		p = realloc(b->p, ncap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->n, data, len);
+	b->n += len;
+}
+
+static void put_u8(struct wbuf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put_u32(struct wbuf *b, uint32_t v)
+{
+	unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+			       (unsigned char)(v >> 24) };
+
+	put(b, x, 4);
+}
+
+static void put_u64(struct wbuf *b, uint64_t v)
+{
+	put_u32(b, (uint32_t)v);
+	put_u32(b, (uint32_t)(v >> 32));
+}
+
+/* a string; NULL is kept apart from "" */
+static void put_str(struct wbuf *b, const char *s, size_t len)
+{
+	if (!s) {
+		put_u32(b, NO_STRING);
+		return;
+	}
+	put_u32(b, (uint32_t)len);
+	put(b, s, len);
+}
+
+static void put_cstr(struct wbuf *b, const char *s)
+{
+	put_str(b, s, s ? strlen(s) : 0);
+}
+
+static size_t begin(struct wbuf *b, uint32_t tag)
+{
+	size_t at;
+
+	put_u32(b, tag);
+	put_u32(b, 0);
+	at = b->n;
+	put_u64(b, 0);
+	return at;
+}
+
+static void end(struct wbuf *b, size_t at)
+{
+	uint64_t len = b->n - at - 8;
+
+	if (b->oom)
+		return;
+	for (int i = 0; i < 8; i++)
+		b->p[at + (size_t)i] = (unsigned char)(len >> (8 * i));
+}
+
+static void put_record(struct wbuf *b, const struct gcu_record *r)
+{
+	put_u32(b, r->kind);
+	put_u8(b, r->engine);
+	put_u8(b, r->copy_kind);
+	put_u32(b, r->device);
+	put_u32(b, r->pid);
+	put_u32(b, r->tid);
+	put_u32(b, r->stream_id);
+	put_u64(b, r->launch_id);
+	put_u32(b, r->name_id);
+	put_u64(b, r->start_ticks);
+	put_u64(b, r->end_ticks);
+	put_u64(b, r->bytes);
+}
+
+static void encode(struct wbuf *b, const struct model *m)
+{
+	uint64_t ps;
+	size_t s;
+
+	s = begin(b, SEC_META);
+	put_u32(b, m->root_pid);
+	put_u64(b, m->span_start_ns);
+	put_u64(b, m->span_end_ns);
+	put_u32(b, m->gcu_activities);
+	put_u32(b, m->gcu_joined);
+	put_u64(b, m->joined);
+	put_u64(b, m->unjoined_records);
+	put_u64(b, m->unjoined_calls);
+	put_u64(b, m->tx_open);
+	put_u64(b, m->lost_calls);
+	put_u64(b, m->lost_strings);
+	put_u64(b, m->lost_depth);
+	put_u64(b, m->lost_stats);
+	put_u64(b, m->lost_proc_events);
+	put_u64(b, m->lost_pids);
+	put_u64(b, m->buffer_size);
+	put_u64(b, m->first_ns);
+	put_u64(b, m->last_ns);
+	memcpy(&ps, &m->process_s, sizeof(ps));
+	put_u64(b, ps);
+	put_cstr(b, m->header);
+	end(b, s);
+
+	s = begin(b, SEC_STAT);
+	for (unsigned f = 0; f < api_table_len; f++) {
+		const struct fn_stat *st = &m->stats[f];
+
+		if (!st->count)
+			continue;
+		put_cstr(b, api_table[f].name);
+		put_u64(b, st->count);
+		put_u64(b, st->total_ns);
+		put_u64(b, st->min_ns);
+		put_u64(b, st->max_ns);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_CALL);
+	for (size_t i = 0; i < m->ncalls; i++) {
+		const struct api_call *c = &m->calls[i];
+
+		put_cstr(b, api_table[c->fn].name);
+		put_u64(b, c->call_id);
+		put_u32(b, c->pid);
+		put_u32(b, c->tid);
+		put_u32(b, c->flags);
+		put_u64(b, c->start_ns);
+		put_u64(b, c->end_ns);
+		put_u64(b, (uint64_t)c->ret);
+		for (int a = 0; a < API_REG_ARGS + API_STACK_ARGS; a++)
+			put_u64(b, c->args[a]);
+		put(b, c->attr, sizeof(c->attr));
+		for (int k = 0; k < 2; k++) {
+			put_str(b, c->str[k], c->str_len[k]);
+			put_u8(b, c->truncated[k]);
+		}
+	}
+	end(b, s);
+
+	s = begin(b, SEC_RNGE);
+	for (size_t i = 0; i < m->nranges; i++) {
+		const struct tx_range *r = &m->ranges[i];
+
+		put_cstr(b, r->domain);
+		put_cstr(b, r->name);
+		put_u32(b, r->pid);
+		put_u32(b, r->tid);
+		put_u64(b, r->start_ns);
+		put_u64(b, r->end_ns);
+		put_u8(b, r->truncated);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_MARK);
+	for (size_t i = 0; i < m->nmarks; i++) {
+		put_cstr(b, m->marks[i].domain);
+		put_cstr(b, m->marks[i].name);
+		put_u64(b, m->marks[i].count);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_PROC);
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct proc_info *p = &m->procs[i];
+
+		put_u32(b, p->pid);
+		put_u32(b, p->ppid);
+		put_cstr(b, p->comm);
+		put_u8(b, p->exited);
+		put_u32(b, (uint32_t)p->exit_code);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_DEVS);
+	for (uint32_t d = 0; d < GCU_RO_MAX_DEVICES; d++) {
+		const struct gcu_dev *g = &m->dev[d];
+
+		if (!g->present)
+			continue;
+		put_u32(b, d);
+		put_u64(b, g->tick_hz);
+		put_u64(b, g->overflow);
+		put_u64(b, g->npairs);
+		for (size_t i = 0; i < g->npairs; i++) {
+			put_u64(b, g->pairs[i].host_ns);
+			put_u64(b, g->pairs[i].ticks);
+		}
+	}
+	end(b, s);
+
+	s = begin(b, SEC_GOPS);
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct gcu_op *op = &m->ops[i];
+
+		put_record(b, &op->rec);
+		put_u64(b, op->start_ns);
+		put_u64(b, op->end_ns);
+		put_u64(b, (uint64_t)op->call);
+		put_cstr(b, op->name);
+	}
+	end(b, s);
+}
+
+int store_write_profile(FILE *f, const struct model *m)
+{
+	struct wbuf b = { 0 };
+	unsigned char hdr[HEADER_SIZE];
+	uLongf zlen;
+	Bytef *z;
+	uint32_t crc;
+	int rc = -1;
+
+	encode(&b, m);
+	if (b.oom)
+		goto out;
+	zlen = compressBound((uLong)b.n);
+	z = malloc(zlen);
+	if (!z || compress2(z, &zlen, b.p, (uLong)b.n, 6) != Z_OK) {
+		free(z);
+		goto out;
+	}
+	crc = (uint32_t)crc32(0, b.p, (uInt)b.n);
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, STORE_MAGIC, 8);
+	hdr[8] = STORE_MAJOR;
+	hdr[10] = STORE_MINOR;
+	for (int i = 0; i < 8; i++)
+		hdr[16 + i] = (unsigned char)((uint64_t)b.n >> (8 * i));
+	for (int i = 0; i < 4; i++) {
+		hdr[24 + i] = (unsigned char)(crc >> (8 * i));
+		hdr[28 + i] = (unsigned char)((uint32_t)zlen >> (8 * i));
+	}
+	if (fwrite(hdr, 1, sizeof(hdr), f) == sizeof(hdr) && fwrite(z, 1, zlen, f) == zlen)
+		rc = 0;
+	free(z);
+out:
+	free(b.p);
+	return rc;
+}
+
+/* --- reading --------------------------------------------------------------------------------- */
+
+struct rbuf {
+	const unsigned char *p;
+	size_t n, off;
+	bool bad;
+};
+
+static const unsigned char *take(struct rbuf *r, size_t len)
+{
+	const unsigned char *p;
+
+	if (r->bad || len > r->n - r->off) {
+		r->bad = true;
+		return NULL;
+	}
+	p = r->p + r->off;
+	r->off += len;
+	return p;
+}
+
+static uint8_t get_u8(struct rbuf *r)
+{
+	const unsigned char *p = take(r, 1);
+
+	return p ? *p : 0;
+}
+
+static uint32_t get_u32(struct rbuf *r)
+{
+	const unsigned char *p = take(r, 4);
+
+	return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			   (uint32_t)p[3] << 24
+		 : 0;
+}
+
+static uint64_t get_u64(struct rbuf *r)
+{
+	uint64_t lo = get_u32(r);
+
+	return lo | (uint64_t)get_u32(r) << 32;
+}
+
+/* a string of the file, as a new NUL-terminated copy (NULL for a NULL string or an error) */
+static char *get_str(struct rbuf *r, uint32_t *len_out)
+{
+	uint32_t len = get_u32(r);
+	const unsigned char *p;
+	char *s;
+
+	if (len_out)
+		*len_out = 0;
+	if (r->bad || len == NO_STRING)
+		return NULL;
+	p = take(r, len);
+	if (!p)
+		return NULL;
+	s = malloc((size_t)len + 1);
+	if (!s) {
+		r->bad = true;
+		return NULL;
+	}
+	memcpy(s, p, len);
+	s[len] = '\0';
+	if (len_out)
+		*len_out = len;
+	return s;
+}
+
+static int decode_meta(struct rbuf *r, struct model *m)
+{
+	uint64_t ps;
+
+	m->root_pid = get_u32(r);
+	m->span_start_ns = get_u64(r);
+	m->span_end_ns = get_u64(r);
+	m->gcu_activities = get_u32(r);
+	m->gcu_joined = get_u32(r) != 0;
+	m->joined = get_u64(r);
+	m->unjoined_records = get_u64(r);
+	m->unjoined_calls = get_u64(r);
+	m->tx_open = get_u64(r);
+	m->lost_calls = get_u64(r);
+	m->lost_strings = get_u64(r);
+	m->lost_depth = get_u64(r);
+	m->lost_stats = get_u64(r);
+	m->lost_proc_events = get_u64(r);
+	m->lost_pids = get_u64(r);
+	m->buffer_size = get_u64(r);
+	m->first_ns = get_u64(r);
+	m->last_ns = get_u64(r);
+	ps = get_u64(r);
+	memcpy(&m->process_s, &ps, sizeof(ps));
+	if (!(m->process_s >= 0 && m->process_s < 1e9))
+		m->process_s = 0;
+	m->header = get_str(r, NULL);
+	return r->bad ? -1 : 0;
+}
+
+/* the API function named in the file; -1 when topsprof does not know it */
+static int get_fn(struct rbuf *r)
+{
+	char *name = get_str(r, NULL);
+	int fn = name ? api_find(name) : -1;
+
+	free(name);
+	if (fn < 0)
+		r->bad = true;
+	return fn;
+}
+
+static int decode_stats(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		int fn = get_fn(r);
+		struct api_stat s;
+
+		s.count = get_u64(r);
+		s.total_ns = get_u64(r);
+		s.min_ns = get_u64(r);
+		s.max_ns = get_u64(r);
+		if (!r->bad)
+			model_add_stat(m, (uint32_t)fn, &s);
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_calls(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct tp_api_event e;
+		char *str[2];
+		uint32_t len[2];
+		uint8_t trunc[2];
+		int fn = get_fn(r);
+		struct api_call *c;
+
+		memset(&e, 0, sizeof(e));
+		e.call_id = get_u64(r);
+		e.hdr.pid = get_u32(r);
+		e.hdr.tid = get_u32(r);
+		e.flags = get_u32(r);
+		e.start_ns = get_u64(r);
+		e.hdr.ts_ns = get_u64(r);
+		e.ret = (int64_t)get_u64(r);
+		for (int a = 0; a < API_REG_ARGS; a++)
+			e.args[a] = get_u64(r);
+		for (int a = 0; a < API_STACK_ARGS; a++)
+			e.stack[a] = get_u64(r);
+		if (take(r, sizeof(e.attr)))
+			memcpy(e.attr, r->p + r->off - sizeof(e.attr), sizeof(e.attr));
+		for (int k = 0; k < 2; k++) {
+			str[k] = get_str(r, &len[k]);
+			trunc[k] = get_u8(r);
+		}
+		if (r->bad) {
+			free(str[0]);
+			free(str[1]);
+			break;
+		}
+		e.fn = (uint32_t)fn;
+		model_add_call(m, &e);
+		c = &m->calls[m->ncalls - 1];
+		c->flags = e.flags;
+		for (int k = 0; k < 2; k++) {
+			c->str[k] = str[k];
+			c->str_len[k] = len[k];
+			c->truncated[k] = trunc[k] != 0;
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+static bool grow_array(void **arr, size_t *cap, size_t n, size_t elem)
+{
+	void *p;
+	size_t ncap;
+
+	if (n < *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+static int decode_ranges(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct tx_range x;
+
+		x.domain = get_str(r, NULL);
+		x.name = get_str(r, NULL);
+		x.pid = get_u32(r);
+		x.tid = get_u32(r);
+		x.start_ns = get_u64(r);
+		x.end_ns = get_u64(r);
+		x.truncated = get_u8(r) != 0;
+		if (r->bad || !x.name ||
+		    !grow_array((void **)&m->ranges, &m->ranges_cap, m->nranges, sizeof(x))) {
+			free(x.domain);
+			free(x.name);
+			r->bad = true;
+			break;
+		}
+		m->ranges[m->nranges++] = x;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_marks(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		char *domain = get_str(r, NULL), *name = get_str(r, NULL);
+		uint64_t count = get_u64(r);
+
+		if (r->bad || !name ||
+		    !grow_array((void **)&m->marks, &m->marks_cap, m->nmarks, sizeof(*m->marks))) {
+			free(domain);
+			free(name);
+			r->bad = true;
+			break;
+		}
+		m->marks[m->nmarks].domain = domain;
+		m->marks[m->nmarks].name = name;
+		m->marks[m->nmarks].count = count;
+		m->nmarks++;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_procs(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct proc_info p;
+		char *comm;
+
+		memset(&p, 0, sizeof(p));
+		p.pid = get_u32(r);
+		p.ppid = get_u32(r);
+		comm = get_str(r, NULL);
+		p.exited = get_u8(r) != 0;
+		p.exit_code = (int)get_u32(r);
+		if (comm)
+			snprintf(p.comm, sizeof(p.comm), "%s", comm);
+		free(comm);
+		if (r->bad ||
+		    !grow_array((void **)&m->procs, &m->procs_cap, m->nprocs, sizeof(p))) {
+			r->bad = true;
+			break;
+		}
+		m->procs[m->nprocs++] = p;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_devs(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		uint32_t d = get_u32(r);
+		uint64_t npairs;
+		struct gcu_dev *g;
+
+		if (d >= GCU_RO_MAX_DEVICES || m->dev[d].present) {
+			r->bad = true;
+			break;
+		}
+		g = &m->dev[d];
+		g->present = true;
+		g->tick_hz = get_u64(r);
+		g->overflow = get_u64(r);
+		npairs = get_u64(r);
+		if (npairs > (r->n - r->off) / 16) {
+			r->bad = true;
+			break;
+		}
+		for (uint64_t i = 0; i < npairs; i++) {
+			uint64_t h = get_u64(r);
+
+			model_add_sync(m, (int)d, h, get_u64(r));
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_ops(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct gcu_record rec;
+		uint64_t start, end, call;
+		char *name;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.kind = (uint16_t)get_u32(r);
+		rec.engine = get_u8(r);
+		rec.copy_kind = get_u8(r);
+		rec.device = get_u32(r);
+		rec.pid = get_u32(r);
+		rec.tid = get_u32(r);
+		rec.stream_id = get_u32(r);
+		rec.launch_id = get_u64(r);
+		rec.name_id = get_u32(r);
+		rec.start_ticks = get_u64(r);
+		rec.end_ticks = get_u64(r);
+		rec.bytes = get_u64(r);
+		start = get_u64(r);
+		end = get_u64(r);
+		call = get_u64(r);
+		name = get_str(r, NULL);
+		if (r->bad || rec.device >= GCU_RO_MAX_DEVICES ||
+		    ((int64_t)call >= 0 && call >= m->ncalls) || (name && !rec.name_id)) {
+			free(name);
+			r->bad = true;
+			break;
+		}
+		model_add_gcu(m, &rec, name);
+		free(name);
+		m->ops[m->nops - 1].start_ns = start;
+		m->ops[m->nops - 1].end_ns = end;
+		m->ops[m->nops - 1].call = (int64_t)call;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static const struct {
+	uint32_t tag;
+	const char *what;
+	int (*decode)(struct rbuf *, struct model *);
+} sections[] = {
+	{ SEC_META, "META", decode_meta },  { SEC_STAT, "STAT", decode_stats },
+	{ SEC_CALL, "CALL", decode_calls }, { SEC_RNGE, "RNGE", decode_ranges },
+	{ SEC_MARK, "MARK", decode_marks }, { SEC_PROC, "PROC", decode_procs },
+	{ SEC_DEVS, "DEVS", decode_devs },  { SEC_GOPS, "GOPS", decode_ops },
+};
+
+static int decode(const unsigned char *p, size_t n, struct model *m, char *err, size_t errlen)
+{
+	struct rbuf r = { p, n, 0, false };
+	bool meta = false;
+
+	while (r.off < r.n) {
+		uint32_t tag = get_u32(&r);
+		uint64_t len;
+		size_t i;
+
+		get_u32(&r);
+		len = get_u64(&r);
+		if (r.bad || len > r.n - r.off) {
+			snprintf(err, errlen, "corrupt: a section runs past the end");
+			return -1;
+		}
+		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+			struct rbuf s = { r.p + r.off, (size_t)len, 0, false };
+
+			if (sections[i].tag != tag)
+				continue;
+			if (sections[i].decode(&s, m) || (tag == SEC_META && s.off != s.n)) {
+				snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+				return -1;
+			}
+			meta |= tag == SEC_META;
+			break;
+		}
+		r.off += (size_t)len; /* sections of newer minor versions are skipped */
+	}
+	if (!meta) {
+		snprintf(err, errlen, "corrupt: no META section");
+		return -1;
+	}
+	return 0;
+}
+
+int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,
+			size_t errlen)
+{
+	uint64_t plen = 0;
+	uint32_t crc = 0, zlen = 0;
+	unsigned char *payload;
+	uLongf got;
+	int rc;
+
+	if (len < HEADER_SIZE || memcmp(data, STORE_MAGIC, 8)) {
+		snprintf(err, errlen, "not a topsprof profile (from --export-profile)");
+		return -1;
+	}
+	if (data[8] != STORE_MAJOR || data[9]) {
+		snprintf(err, errlen, "profile format version %u.%u, this topsprof reads %d.x",
+			 data[8] | data[9] << 8, data[10] | data[11] << 8, STORE_MAJOR);
+		return -1;
+	}
+	for (int i = 0; i < 8; i++)
+		plen |= (uint64_t)data[16 + i] << (8 * i);
+	for (int i = 0; i < 4; i++) {
+		crc |= (uint32_t)data[24 + i] << (8 * i);
+		zlen |= (uint32_t)data[28 + i] << (8 * i);
+	}
+	if (zlen != len - HEADER_SIZE) {
+		snprintf(err, errlen, "truncated: %zu of %u compressed bytes", len - HEADER_SIZE,
+			 zlen);
+		return -1;
+	}
+	/* deflate expands at most ~1032:1; anything claiming more is not ours */
+	if (plen > MAX_PAYLOAD || plen > (uint64_t)zlen * 1032 + 64) {
+		snprintf(err, errlen, "corrupt: implausible size %llu", (unsigned long long)plen);
+		return -1;
+	}
+	payload = malloc(plen ? (size_t)plen : 1);
+	if (!payload) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	got = (uLongf)plen;
+	if (uncompress(payload, &got, data + HEADER_SIZE, zlen) != Z_OK || got != plen) {
+		snprintf(err, errlen, "corrupt: the compressed data does not decompress");
+		free(payload);
+		return -1;
+	}
+	if ((uint32_t)crc32(0, payload, (uInt)plen) != crc) {
+		snprintf(err, errlen, "corrupt: checksum mismatch");
+		free(payload);
+		return -1;
+	}
+	rc = decode(payload, (size_t)plen, m, err, errlen);
+	free(payload);
+	return rc;
+}
+
+int store_read_profile(const char *path, struct model *m, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	struct stat st;
+	unsigned char *data;
+	int rc;
+
+	if (!f) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_PAYLOAD) {
+		snprintf(err, errlen, "not a regular file of a plausible size");
+		fclose(f);
+		return -1;
+	}
+	data = malloc((size_t)st.st_size + 1);
+	if (!data || fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
+		snprintf(err, errlen, "%s", data ? "read error" : "out of memory");
+		free(data);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	rc = store_parse_profile(data, (size_t)st.st_size, m, err, errlen);
+	free(data);
+	return rc;
+}

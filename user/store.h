@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The profile file (--export-profile / --import-profile): the whole finished model, so that an
+ * import prints exactly what the run printed.
+ *
+ *   header, 32 bytes, little-endian:
+ *     "TOPSPROF" | u16 major | u16 minor | u32 flags | u64 payload bytes | u32 crc32(payload)
+ *     | u32 compressed bytes
+ *   payload, zlib-compressed: sections { u32 tag | u32 0 | u64 length | bytes }, each made of
+ *     fixed-width integers and strings (u32 length, bytes); unknown tags are skipped, so a newer
+ *     minor version stays readable.
+ *
+ * Reading treats the file as hostile: every length is checked against what is left, the sizes
+ * are bounded, the checksum must match; a bad file is one error, never a crash.
+ */
+#ifndef TOPSPROF_STORE_H
+#define TOPSPROF_STORE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model.h"
+
+#define STORE_MAGIC "TOPSPROF"
+#define STORE_MAJOR 1
+#define STORE_MINOR 0
+
+/* 0, or -1 (the file's error state tells) */
+int store_write_profile(FILE *f, const struct model *m);
+/* 0, or -1 with the reason in err */
+int store_read_profile(const char *path, struct model *m, char *err, size_t errlen);
+/* the same from memory (the fuzz target's entry) */
+int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,
+			size_t errlen);
+
+#endif
