@@ -79,7 +79,7 @@ struct {
 } zero_calls SEC(".maps");
 
 /* Waking topsprof for every event would cost more than the event: it is woken once an eighth
- * of the ring is full, and reads at least every 100 ms anyway. */
+ * of the ring is full; it also reads, without being woken, every 100 ms. */
 static __always_inline __u64 wakeup_flag(void)
 {
 	__u64 avail = bpf_ringbuf_query(&api_events, BPF_RB_AVAIL_DATA);
@@ -144,7 +144,9 @@ static long str_piece(__u32 i, struct str_ctx *c)
 		n = bpf_probe_read_user_str(e->data, size, c->src + c->off);
 		len = n > 0 ? (__u32)n - 1 : 0;
 		c->off += len;
-		if (n <= 0 || (__u32)n < size) {
+		if (n < 0 && c->off) {
+			last = 2; /* unreadable past this point: what came is marked cut */
+		} else if (n <= 0 || (__u32)n < size) {
 			last = 1; /* the string ended */
 		} else if (c->off < c->limit) {
 			last = 0;
@@ -280,32 +282,32 @@ int BPF_KPROBE(api_entry)
 	return 0;
 }
 
+static __always_inline void stat_add(struct api_stat *st, __u64 dur)
+{
+	/* a CPU's slot of a per-CPU entry another CPU created starts zeroed */
+	if (!st->count || dur < st->min_ns)
+		st->min_ns = dur;
+	if (dur > st->max_ns)
+		st->max_ns = dur;
+	st->count++;
+	st->total_ns += dur;
+}
+
 static __always_inline void account(__u32 tgid, __u32 fn, __u64 dur)
 {
 	struct api_stat_key key = { .pid = tgid, .fn = fn };
 	struct api_stat *st = bpf_map_lookup_elem(&api_stats, &key);
+	struct api_stat zero = {};
 
-	if (st) {
-		st->count++;
-		st->total_ns += dur;
-		if (dur < st->min_ns)
-			st->min_ns = dur;
-		if (dur > st->max_ns)
-			st->max_ns = dur;
-		return;
-	}
-	struct api_stat init = { 1, dur, dur, dur };
-
-	if (bpf_map_update_elem(&api_stats, &key, &init, BPF_NOEXIST)) {
-		/* created meanwhile by this CPU's earlier program? try once more */
+	if (!st) {
+		bpf_map_update_elem(&api_stats, &key, &zero, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&api_stats, &key);
 		if (!st) {
 			count_drop(API_DROP_STAT);
 			return;
 		}
-		st->count++;
-		st->total_ns += dur;
 	}
+	stat_add(st, dur);
 }
 
 SEC("uretprobe")
@@ -320,7 +322,7 @@ int BPF_KRETPROBE(api_return)
 	if (!tc || tc->depth == 0) /* its entry was not collected */
 		return 0;
 	d = --tc->depth;
-	if (d != 0 || d >= API_MAX_DEPTH) /* the runtime calling itself: not the app's call */
+	if (d != 0) /* the runtime calling itself: not the application's call */
 		return 0;
 	f = &tc->f[0];
 	if (stats_mode && !(f->cookie & API_CK_TOPSTX)) {
@@ -341,10 +343,22 @@ int BPF_KRETPROBE(api_return)
 	e->start_ns = f->start_ns;
 	e->fn = (__u32)(f->cookie & API_CK_FN_MASK);
 	e->flags = 0;
-	e->ret = (__s64)PT_REGS_RC(ctx);
+	/* an int return leaves the upper half of rax undefined */
+	e->ret = f->cookie & API_CK_RET64 ? (__s64)PT_REGS_RC(ctx) : (__s64)(__s32)PT_REGS_RC(ctx);
 	__builtin_memcpy(e->args, f->args, sizeof(e->args));
 	__builtin_memcpy(e->stack, f->stack, sizeof(e->stack));
 	__builtin_memcpy(e->attr, f->attr, sizeof(e->attr));
 	bpf_ringbuf_submit(e, wakeup_flag());
+	return 0;
+}
+
+/* a thread that ends inside a traced call never returns from it: forget its calls, so that the
+ * next thread given its id starts afresh */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(api_thread_exit, struct task_struct *task)
+{
+	__u32 tid = BPF_CORE_READ(task, pid);
+
+	bpf_map_delete_elem(&inflight, &tid);
 	return 0;
 }

@@ -44,6 +44,7 @@ struct tp_proc_event {
 #define API_CK_TOPSTX	  (1ull << 17) /* topstx: streamed even in statistics mode */
 #define API_CK_STR	  (1ull << 18) /* argument API_CK_ARG() is a C string */
 #define API_CK_ATTR	  (1ull << 19) /* argument API_CK_ARG() is a topstxEventAttributes_t * */
+#define API_CK_RET64	  (1ull << 24) /* returns 64 bits (a pointer, an id); else an int in eax */
 #define API_CK_ARG(c)	  (((c) >> 20) & 0xf)
 #define API_CK_ARG_IDX(i) ((__u64)(i) << 20)
 
@@ -61,10 +62,6 @@ struct tp_proc_event {
 #define TOPSTX_PAYLOAD_BYTES  5
 
 #define API_STR_CHUNK	      4096 /* bytes of string data per tp_str_event */
-
-enum api_event_flags {
-	API_EV_NESTED = 1u << 0, /* called from inside another API call of the same thread */
-};
 
 struct tp_api_event {
 	struct tp_event_hdr hdr; /* ts_ns: when the call returned */

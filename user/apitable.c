@@ -8,8 +8,10 @@
 #define ATTR(i) (API_CK_ATTR | API_CK_ARG_IDX(i))
 #define TX	API_CK_TOPSTX
 #define N	NO_ARG
+#define W	API_CK_RET64
 
-/* name, domain, category, capture, size, kind, stream, func, dev, fixed kind, tx, domain, id */
+/* name, domain, category, capture (W: returns 64 bits), size, kind, stream, func, dev, fixed kind,
+ * tx, domain, id */
 const struct api_fn api_table[] = {
 	/* runtime: kernels */
 	{ "topsLaunchKernel", DOM_RUNTIME, CAT_LAUNCH, S, N, N, 7, 0, N, N, TX_NONE, N, N },
@@ -57,27 +59,27 @@ const struct api_fn api_table[] = {
 	{ "topsGetDeviceProperties", DOM_RUNTIME, CAT_OTHER, 0, N, N, N, N, 1, N, TX_NONE, N, N },
 	{ "topsGetLastError", DOM_RUNTIME, CAT_OTHER, 0, N, N, N, N, N, N, TX_NONE, N, N },
 	{ "topsPeekAtLastError", DOM_RUNTIME, CAT_OTHER, 0, N, N, N, N, N, N, TX_NONE, N, N },
-	{ "topsGetErrorName", DOM_RUNTIME, CAT_OTHER, 0, N, N, N, N, N, N, TX_NONE, N, N },
-	{ "topsGetErrorString", DOM_RUNTIME, CAT_OTHER, 0, N, N, N, N, N, N, TX_NONE, N, N },
+	{ "topsGetErrorName", DOM_RUNTIME, CAT_OTHER, W, N, N, N, N, N, N, TX_NONE, N, N },
+	{ "topsGetErrorString", DOM_RUNTIME, CAT_OTHER, W, N, N, N, N, N, N, TX_NONE, N, N },
 	/* topstx: the default domain */
 	{ "topstxRangePush", DOM_TOPSTX, CAT_OTHER, TX | ATTR(0), N, N, N, N, N, N, TX_PUSH, N, N },
 	{ "topstxRangePushA", DOM_TOPSTX, CAT_OTHER, TX | STR(0), N, N, N, N, N, N, TX_PUSH, N, N },
 	{ "topstxRangePop", DOM_TOPSTX, CAT_OTHER, TX, N, N, N, N, N, N, TX_POP, N, N },
-	{ "topstxRangeStart", DOM_TOPSTX, CAT_OTHER, TX | ATTR(0), N, N, N, N, N, N, TX_START, N,
-	  N },
+	{ "topstxRangeStart", DOM_TOPSTX, CAT_OTHER, TX | ATTR(0) | W, N, N, N, N, N, N, TX_START,
+	  N, N },
 	{ "topstxRangeEnd", DOM_TOPSTX, CAT_OTHER, TX, N, N, N, N, N, N, TX_END, N, 0 },
 	{ "topstxMark", DOM_TOPSTX, CAT_OTHER, TX | ATTR(0), N, N, N, N, N, N, TX_MARK, N, N },
 	/* topstx: custom domains */
-	{ "topstxDomainCreate", DOM_TOPSTX, CAT_OTHER, TX | STR(0), N, N, N, N, N, N, TX_DOMAIN_NEW,
-	  N, N },
+	{ "topstxDomainCreate", DOM_TOPSTX, CAT_OTHER, TX | STR(0) | W, N, N, N, N, N, N,
+	  TX_DOMAIN_NEW, N, N },
 	{ "topstxDomainDestroy", DOM_TOPSTX, CAT_OTHER, TX, N, N, N, N, N, N, TX_DOMAIN_DEL, 0, N },
 	{ "topstxDomainNameCategory", DOM_TOPSTX, CAT_OTHER, TX | STR(2), N, N, N, N, N, N,
 	  TX_DOMAIN_CAT, 0, N },
 	{ "topstxDomainRangePush", DOM_TOPSTX, CAT_OTHER, TX | ATTR(1), N, N, N, N, N, N, TX_PUSH,
 	  0, N },
 	{ "topstxDomainRangePop", DOM_TOPSTX, CAT_OTHER, TX, N, N, N, N, N, N, TX_POP, 0, N },
-	{ "topstxDomainRangeStart", DOM_TOPSTX, CAT_OTHER, TX | ATTR(1), N, N, N, N, N, N, TX_START,
-	  0, N },
+	{ "topstxDomainRangeStart", DOM_TOPSTX, CAT_OTHER, TX | ATTR(1) | W, N, N, N, N, N, N,
+	  TX_START, 0, N },
 	{ "topstxDomainRangeEnd", DOM_TOPSTX, CAT_OTHER, TX, N, N, N, N, N, N, TX_END, 0, 1 },
 	{ "topstxDomainMark", DOM_TOPSTX, CAT_OTHER, TX | ATTR(1), N, N, N, N, N, N, TX_MARK, 0,
 	  N },

@@ -33,13 +33,23 @@ static void note(struct findlib_ctx *c, const char *what)
 	snprintf(c->looked + used, sizeof(c->looked) - used, "%s%s", used ? ", " : "", what);
 }
 
+/* path (as the program sees it) under root, for topsprof to open */
+static const char *rooted(const char *root, const char *path, char *buf, size_t len)
+{
+	if (snprintf(buf, len, "%s%s", root, path) >= (int)len)
+		buf[0] = '\0';
+	return buf;
+}
+
+/* whether path is a file under root; out gets path as the program sees it */
 static bool is_file(const char *root, const char *path, char *out, size_t len)
 {
+	char full[PATH_MAX];
 	struct stat st;
 
-	if (snprintf(out, len, "%s%s", root, path) >= (int)len)
+	if (stat(rooted(root, path, full, sizeof(full)), &st) || !S_ISREG(st.st_mode))
 		return false;
-	return stat(out, &st) == 0 && S_ISREG(st.st_mode);
+	return snprintf(out, len, "%s", path) < (int)len;
 }
 
 int findlib_resolve_exe(const char *argv0, const char *path_env, char *out, size_t len)
@@ -212,7 +222,7 @@ static bool matches(const char *path, const char *prefix)
 int findlib_find(struct findlib_ctx *c, const char *exe_path, struct findlib_target *t, int n)
 {
 	struct requester *q = calloc(MAX_LIBS, sizeof(*q));
-	char(*seen)[PATH_MAX] = calloc(MAX_LIBS, PATH_MAX);
+	char(*seen)[PATH_MAX] = calloc(MAX_LIBS, PATH_MAX), full[PATH_MAX];
 	int nq = 0, found = 0;
 
 	c->looked[0] = '\0';
@@ -228,11 +238,11 @@ int findlib_find(struct findlib_ctx *c, const char *exe_path, struct findlib_tar
 	/* the executable: the runtime may be linked in */
 	snprintf(seen[0], PATH_MAX, "%s", exe_path);
 	origin_of(exe_path, q[0].origin, sizeof(q[0].origin));
-	elf_read_deps(exe_path, &q[0].deps);
+	elf_read_deps(rooted(c->root, exe_path, full, sizeof(full)), &q[0].deps);
 	nq = 1;
 	for (int i = 0; i < n; i++) {
-		if (elf_defines(exe_path, t[i].probe_symbol)) {
-			snprintf(t[i].path, sizeof(t[i].path), "%s", exe_path);
+		if (elf_defines(full, t[i].probe_symbol)) {
+			snprintf(t[i].path, sizeof(t[i].path), "%s", full);
 			t[i].in_executable = true;
 			found++;
 		}
@@ -252,31 +262,30 @@ int findlib_find(struct findlib_ctx *c, const char *exe_path, struct findlib_tar
 				continue;
 			for (int i = 0; i < n; i++) {
 				if (!t[i].path[0] && matches(path, t[i].soname_prefix)) {
-					snprintf(t[i].path, sizeof(t[i].path), "%s", path);
+					rooted(c->root, path, t[i].path, sizeof(t[i].path));
 					found++;
 				}
 			}
 			if (nq < MAX_LIBS) {
 				snprintf(seen[nq], PATH_MAX, "%s", path);
 				origin_of(path, q[nq].origin, sizeof(q[nq].origin));
-				elf_read_deps(path, &q[nq].deps);
+				elf_read_deps(rooted(c->root, path, full, sizeof(full)),
+					      &q[nq].deps);
 				nq++;
 			}
 		}
 	}
 	/* not a dependency: what dlopen("libtopsrt.so.1") from the executable would find */
 	for (int i = 0; i < n; i++) {
-		char name[64];
+		char name[64], path[PATH_MAX];
 
-		if (t[i].path[0])
-			continue;
 		for (int v = 0; v < 2 && !t[i].path[0]; v++) {
 			snprintf(name, sizeof(name), "%s%s", t[i].soname_prefix, v ? "" : ".1");
-			if (resolve_needed(c, name, &q[0], &q[0], t[i].path, sizeof(t[i].path)) ||
-			    search_list(c, VENDOR_DIR, "", name, t[i].path, sizeof(t[i].path)))
+			if (resolve_needed(c, name, &q[0], &q[0], path, sizeof(path)) ||
+			    search_list(c, VENDOR_DIR, "", name, path, sizeof(path))) {
+				rooted(c->root, path, t[i].path, sizeof(t[i].path));
 				found++;
-			else
-				t[i].path[0] = '\0';
+			}
 		}
 	}
 	for (int k = 0; k < nq; k++)

@@ -13,7 +13,7 @@
 struct findlib_target {
 	const char *soname_prefix; /* "libtopsrt.so" */
 	const char *probe_symbol;  /* a function that tells a static copy: "topsLaunchKernel" */
-	char path[PATH_MAX];	   /* found: the file to probe (under root) */
+	char path[PATH_MAX];	   /* found: the file to probe, root included */
 	bool in_executable;	   /* the executable has it linked in */
 };
 
@@ -26,10 +26,11 @@ struct findlib_ctx {
 /* the file that execve(argv0) runs: argv0 itself when it has a '/', else found in PATH */
 int findlib_resolve_exe(const char *argv0, const char *path_env, char *out, size_t len);
 
-/* find each target for the program exe; returns how many were found */
+/* find each target for the program exe (a path as seen under ctx->root); returns how many were
+ * found */
 int findlib_find(struct findlib_ctx *ctx, const char *exe, struct findlib_target *t, int n);
 
-/* look a library name up in ld.so.cache (under root); 0 and its path, or -ENOENT */
+/* look a library name up in root's ld.so.cache; 0 and its path (as seen under root), or -ENOENT */
 int findlib_ldcache(const char *root, const char *name, char *out, size_t len);
 
 #endif

@@ -3,10 +3,14 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* what topsprof handles itself while the application runs */
+static const int reset_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
 
 int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output)
 {
@@ -26,9 +30,16 @@ int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool a
 	}
 	if (l->pid == 0) {
 		int err_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+		ssize_t n;
 
+		/* the application starts with the signal dispositions topsprof was given */
+		for (size_t i = 0; i < sizeof(reset_signals) / sizeof(reset_signals[0]); i++)
+			signal(reset_signals[i], SIG_DFL);
 		close(p[1]);
-		if (read(p[0], &go, 1) != 1)
+		do
+			n = read(p[0], &go, 1);
+		while (n < 0 && errno == EINTR);
+		if (n != 1)
 			_exit(127); /* topsprof gave up */
 		close(p[0]);
 		if (!app_output) {
@@ -53,7 +64,13 @@ int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool a
 int launch_release(struct launch *l)
 {
 	char go = 1;
-	int err = write(l->go_fd, &go, 1) == 1 ? 0 : -errno;
+	ssize_t n;
+	int err;
+
+	do
+		n = write(l->go_fd, &go, 1);
+	while (n < 0 && errno == EINTR);
+	err = n == 1 ? 0 : -errno;
 
 	close(l->go_fd);
 	l->go_fd = -1;

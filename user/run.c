@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,14 +37,18 @@ static volatile pid_t child_pid;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
+	int saved = errno;
+
 	(void)uc;
 	/* from the terminal the application has the signal already; sent by a process to
 	 * topsprof, it is meant for the application */
 	if (sig != SIGCHLD && si->si_code <= 0 && child_pid > 0)
 		kill(child_pid, sig);
+	errno = saved;
 }
 
-static const int handled_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT };
+/* SIGPIPE ignored: a write to the held child's pipe fails with EPIPE instead */
+static const int handled_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
 
 static void set_signals(bool install)
 {
@@ -51,14 +56,17 @@ static void set_signals(bool install)
 
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
-	if (install) {
-		sa.sa_sigaction = on_signal;
-		sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: a signal cuts the poll short */
-	} else {
-		sa.sa_handler = SIG_DFL;
-	}
-	for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+	for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++) {
+		if (!install)
+			sa.sa_handler = SIG_DFL;
+		else if (handled_signals[i] == SIGPIPE)
+			sa.sa_handler = SIG_IGN;
+		else
+			sa.sa_sigaction = on_signal;
+		/* no SA_RESTART: a signal cuts the poll short */
+		sa.sa_flags = install && handled_signals[i] != SIGPIPE ? SA_SIGINFO : 0;
 		sigaction(handled_signals[i], &sa, NULL);
+	}
 }
 
 static double now_s(void)
@@ -204,10 +212,8 @@ static void setup_gcu(struct run *r)
 
 	if (!act)
 		return;
-	if (!cli->profile_from_start) {
-		pr_warn("--profile-from-start off: GCU records are not collected in this release");
-		return;
-	}
+	if (!cli->profile_from_start)
+		return; /* see cmd_profile() */
 	if ((act & (GCU_ACT_CDTE | GCU_ACT_SDTE)) && (!meta || strcmp(meta, "true")))
 		pr_warn("Memcpy_cdte/Memcpy_sdte need profile meta, which this run will not have: "
 			"export ENFLAME_GENERATE_PROFILE_META=true (factor programs) or compile with "
@@ -254,6 +260,8 @@ static void collect(struct run *r)
 
 		if (n < 0 && n != -EINTR)
 			pr_warn("reading API events: %s", strerror(-n));
+		/* the probes wake topsprof only when the ring fills: read what came meanwhile */
+		ring_buffer__consume(r->rb);
 		proctree_poll(r->pt, 0);
 		if (r->gcu) {
 			gcu_source_poll(r->gcu, &r->m);
@@ -488,6 +496,8 @@ static int exit_as(const struct launch *app)
 			  (int)app->pid, sig, strsignal(sig));
 		if (log_tee_close(err, sizeof(err)))
 			pr_error("--log-file: %s", err);
+		/* die as the application did, but leave its core file alone */
+		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
 		signal(sig, SIG_DFL);
 		if (sig != SIGKILL && sig != SIGSTOP)
 			raise(sig);
@@ -499,7 +509,7 @@ static int exit_as(const struct launch *app)
 int cmd_profile(const struct cli *cli)
 {
 	struct run r;
-	int rc = 1;
+	int rc = 1, err;
 
 	memset(&r, 0, sizeof(r));
 	r.cli = cli;
@@ -510,9 +520,13 @@ int cmd_profile(const struct cli *cli)
 	if (prepare_outputs(cli, &r.outs) || find_libraries(&r) || setup_bpf(&r))
 		goto out;
 	setup_gcu(&r);
+	if (!cli->profile_from_start)
+		pr_warn("--profile-from-start off: nothing is collected until 'topsprof start', which "
+			"comes with sessions in a later release of topsprof");
 	set_signals(true);
-	if (launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG])) {
-		pr_error("starting %s: %s", r.exe, strerror(errno));
+	err = launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG]);
+	if (err) {
+		pr_error("starting %s: %s", r.exe, strerror(-err));
 		goto out;
 	}
 	child_pid = r.app.pid;
@@ -527,7 +541,11 @@ int cmd_profile(const struct cli *cli)
 	if (r.gcu)
 		gcu_source_sync(r.gcu, &r.m);
 	r.m.span_start_ns = now_ns();
-	launch_release(&r.app);
+	if (launch_release(&r.app)) {
+		pr_error("starting %s: it ended before it could be released", r.exe);
+		launch_abort(&r.app);
+		goto out;
+	}
 	collect(&r);
 	report(&r);
 	set_signals(false);

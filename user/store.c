@@ -11,7 +11,8 @@
 #define MAX_PAYLOAD (1ull << 32) /* 4 GiB uncompressed at most */
 #define NO_STRING   0xffffffffu
 
-#define TAG(a, b, c, d) ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+#define TAG(a, b, c, d) \
+	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
 enum {
 	SEC_META = TAG('M', 'E', 'T', 'A'),
 	SEC_STAT = TAG('S', 'T', 'A', 'T'),
@@ -324,7 +325,7 @@ static uint32_t get_u32(struct rbuf *r)
 	const unsigned char *p = take(r, 4);
 
 	return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-			   (uint32_t)p[3] << 24
+			       (uint32_t)p[3] << 24
 		 : 0;
 }
 

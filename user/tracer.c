@@ -20,6 +20,7 @@ struct tracer {
 	struct bpf_link **links;
 	size_t nlinks, cap;
 	int link_fds[8]; /* multi links: entry and return, per probed file */
+	struct bpf_link *exit_link;
 	int nlink_fds;
 };
 
@@ -60,6 +61,12 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
 		goto fail;
 	}
+	t->exit_link = bpf_program__attach(t->skel->progs.api_thread_exit);
+	if (!t->exit_link) {
+		err = -errno;
+		pr_error("attaching to the sched_process_exit tracepoint: %s", strerror(-err));
+		goto fail;
+	}
 	*out = t;
 	return 0;
 fail:
@@ -75,6 +82,7 @@ void tracer_close(struct tracer *t)
 		bpf_link__destroy(t->links[i]);
 	for (int i = 0; i < t->nlink_fds; i++)
 		close(t->link_fds[i]);
+	bpf_link__destroy(t->exit_link);
 	free(t->links);
 	api_bpf__destroy(t->skel);
 	free(t);

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Many threads, streams and devices at once: each thread runs `calls` rounds of copy in,
  * kernel, copy out on its streams, and checks every result.
- * usage: stress [-n calls] [-t threads] [-s streams-per-thread] [-d devices] [-e elements] */
+ * usage: stress [-n calls] [-t threads] [-s streams-per-thread] [-d devices] [-e elements] [-c]
+ * -c: every round on the next CPU (sched_setaffinity), so that calls come from every CPU */
 #include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -11,6 +14,7 @@
 struct opts {
 	int calls, threads, streams, devices;
 	unsigned long elems;
+	bool hop_cpus;
 };
 
 struct worker {
@@ -67,6 +71,13 @@ static void *work(void *arg)
 		void *args[] = { &din[s], &dout[s], &n };
 		float seed = (float)(w->id * 1000 + i);
 
+		if (o->hop_cpus) {
+			cpu_set_t set;
+
+			CPU_ZERO(&set);
+			CPU_SET(i % sysconf(_SC_NPROCESSORS_ONLN), &set);
+			sched_setaffinity(0, sizeof(set), &set);
+		}
 		/* the stream's previous round must be done before its buffers are reused */
 		CHECK(topsStreamSynchronize(st[s]));
 		if (i >= o->streams) {
@@ -114,7 +125,7 @@ int main(int argc, char **argv)
 	long launches = 0, copies = 0;
 	int errors = 0, ndev, c;
 
-	while ((c = getopt(argc, argv, "n:t:s:d:e:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:s:d:e:c")) != -1) {
 		switch (c) {
 		case 'n':
 			o.calls = atoi(optarg);
@@ -130,6 +141,9 @@ int main(int argc, char **argv)
 			break;
 		case 'e':
 			o.elems = strtoul(optarg, NULL, 10);
+			break;
+		case 'c':
+			o.hop_cpus = true;
 			break;
 		default:
 			fprintf(stderr,

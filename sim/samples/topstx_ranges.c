@@ -112,6 +112,8 @@ int main(int argc, char **argv)
 
 	if (topstxRangePushA("copy back") != 0)
 		return 1;
+	if (topstxRangePushA(NULL) != -1) /* refused: opens nothing */
+		return 1;
 	CHECK(topsMemcpy(h, d, n * sizeof(float), topsMemcpyDeviceToHost));
 	topstxRangePop();
 	a = attr("checked", 0);

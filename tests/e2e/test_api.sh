@@ -93,6 +93,13 @@ rc=$?
 grep -q "RUNTIME activities:" "$TMP/sig.out" || die "no report after SIGTERM: $(cat "$TMP/sig.out")"
 grep -q "killed by signal 15" "$TMP/sig.err" || die "cause not shown: $(cat "$TMP/sig.err")"
 
+# statistics from every CPU: no minimum of 0 (a CPU's slot of a per-CPU entry starts zeroed)
+run "$TOPSPROF" --api-mode stats "$BIN/stress" -n 40 -t 1 -s 1 -c
+expect_rc 0
+expect_calls topsLaunchKernel 40
+grep -E ' (topsLaunchKernel|topsStreamSynchronize|topsMemcpyAsync)$' <<<"$out" | grep -q ' 0\.00ns ' &&
+	die "a minimum of 0: $out"
+
 # --- process trees, threads, late loading, linked-in runtime, Python ---------------------------
 run "$TOPSPROF" "$BIN/stress" -n 20 -t 4 -s 2
 expect_rc 0
@@ -158,6 +165,7 @@ expect_range "Preprocess::load data" 1
 expect_range "Preprocess::decode" 1
 expect_out "Mark Training::step done: 3"
 expect_out "Mark checked: 1"
+grep -q "still open" <<<"$out" && die "a refused push was taken for a range: $out"
 # nesting: an outer range lasts at least as long as what it holds
 step=$(range_row "Training::step" | awk '{ print $3 }')
 fwd=$(range_row "Training::forward pass" | awk '{ print $3 }')

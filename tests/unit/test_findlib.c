@@ -218,8 +218,7 @@ static void test_ldcache(void **state)
 	fwrite(val, strlen(val) + 1, 1, f);
 	fclose(f);
 	assert_int_equal(findlib_ldcache(root, key, out, sizeof(out)), 0);
-	snprintf(path, sizeof(path), "%s%s", root, val);
-	assert_string_equal(out, path);
+	assert_string_equal(out, val);
 	assert_int_equal(findlib_ldcache(root, "libnothere.so", out, sizeof(out)), -ENOENT);
 	assert_true(findlib_ldcache("/nonexistent-root", key, out, sizeof(out)) < 0);
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
