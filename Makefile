@@ -67,7 +67,7 @@ FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/nu
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean install test unit unit-san e2e demo format format-check bench sim
+.PHONY: all clean install test unit unit-san e2e demo format format-check bench sim fuzz
 
 all: $(SKELS) $(TOPSPROF) sim
 
@@ -115,7 +115,33 @@ unit-san:
 e2e: $(TOPSPROF) sim
 	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) tests/e2e/run.sh
 
-test: format-check unit unit-san e2e
+# -- fuzz targets: the importers, under libFuzzer with ASan/UBSan, a bounded time each ------------
+
+FUZZ := $(OUTPUT)/fuzz
+FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
+	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
+FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c
+FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities
+
+$(FUZZ)/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_PROFILE_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lz -o $@
+
+$(FUZZ)/fuzz_profile_payload: tests/fuzz/fuzz_profile.c $(FUZZ_PROFILE_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -DFUZZ_PAYLOAD $^ -lz -o $@
+
+$(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/activity.c user/strlist.c
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lcjson -o $@
+
+fuzz: $(FUZZ_BINS)
+	$(Q)tests/fuzz/run.sh $(OUTPUT)
+
+test: format-check unit unit-san e2e fuzz
 
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)

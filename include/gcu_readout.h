@@ -51,6 +51,9 @@
 #define GCU_RO_COUNT_ENV   "TOPS_SIM_DEVICE_COUNT"
 #define GCU_RO_MAX_DEVICES 16
 
+/* name ids are below this */
+#define GCU_RO_MAX_NAME_ID 65536
+
 /* activities a profiler can enable (manual 4.3) */
 enum gcu_activity {
 	GCU_ACT_OPERATOR = 1u << 0, /* kernels on the compute engine */

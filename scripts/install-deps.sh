@@ -6,7 +6,7 @@
 set -euo pipefail
 
 PACKAGES=(
-	make gcc pkg-config clang llvm clang-format
+	make gcc pkg-config clang llvm clang-format libclang-rt-14-dev
 	libbpf-dev bpftool libelf-dev zlib1g-dev libcjson-dev libcmocka-dev
 	python3
 )

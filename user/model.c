@@ -204,7 +204,7 @@ void model_add_stat(struct model *m, uint32_t fn, const struct api_stat *s)
 /* the model's copy of a device's name, kept per name id */
 static const char *dev_name(struct gcu_dev *d, uint32_t id, const char *name)
 {
-	if (!id || !name)
+	if (!id || !name || id >= GCU_RO_MAX_NAME_ID)
 		return NULL;
 	if (id > d->nnames) {
 		char **n = realloc(d->names, (size_t)id * sizeof(*n));

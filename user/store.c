@@ -606,6 +606,7 @@ static int decode_ops(struct rbuf *r, struct model *m)
 		call = get_u64(r);
 		name = get_str(r, NULL);
 		if (r->bad || rec.device >= GCU_RO_MAX_DEVICES ||
+		    rec.name_id >= GCU_RO_MAX_NAME_ID ||
 		    ((int64_t)call >= 0 && call >= m->ncalls) || (name && !rec.name_id)) {
 			free(name);
 			r->bad = true;
@@ -631,7 +632,8 @@ static const struct {
 	{ SEC_DEVS, "DEVS", decode_devs },  { SEC_GOPS, "GOPS", decode_ops },
 };
 
-static int decode(const unsigned char *p, size_t n, struct model *m, char *err, size_t errlen)
+int store_decode_payload(const unsigned char *p, size_t n, struct model *m, char *err,
+			 size_t errlen)
 {
 	struct rbuf r = { p, n, 0, false };
 	bool meta = false;
@@ -652,7 +654,8 @@ static int decode(const unsigned char *p, size_t n, struct model *m, char *err, 
 
 			if (sections[i].tag != tag)
 				continue;
-			if (sections[i].decode(&s, m) || (tag == SEC_META && s.off != s.n)) {
+			if ((tag == SEC_META && meta) || sections[i].decode(&s, m) ||
+			    (tag == SEC_META && s.off != s.n)) {
 				snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
 				return -1;
 			}
@@ -718,7 +721,7 @@ int store_parse_profile(const unsigned char *data, size_t len, struct model *m, 
 		free(payload);
 		return -1;
 	}
-	rc = decode(payload, (size_t)plen, m, err, errlen);
+	rc = store_decode_payload(payload, (size_t)plen, m, err, errlen);
 	free(payload);
 	return rc;
 }

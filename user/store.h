@@ -29,8 +29,10 @@
 int store_write_profile(FILE *f, const struct model *m);
 /* 0, or -1 with the reason in err */
 int store_read_profile(const char *path, struct model *m, char *err, size_t errlen);
-/* the same from memory (the fuzz target's entry) */
+/* the same from memory (the fuzz targets' entries): a whole file, or its payload only */
 int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,
 			size_t errlen);
+int store_decode_payload(const unsigned char *data, size_t len, struct model *m, char *err,
+			 size_t errlen);
 
 #endif

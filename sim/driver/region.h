@@ -11,7 +11,7 @@
 #include "gcu_readout.h"
 
 #define GCU_RING_CAPACITY  65536u /* records */
-#define GCU_NAMES_CAPACITY 8192u  /* name table entries */
+#define GCU_NAMES_CAPACITY 8192u  /* name table entries (< GCU_RO_MAX_NAME_ID) */
 #define GCU_HEAP_SIZE	   (1u << 20)
 #define GCU_NAME_MAX	   1023u
 
