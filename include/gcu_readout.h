@@ -4,8 +4,9 @@
  *
  * The driver exposes, per device, a region that the device writes while a profiler has enabled
  * activities, and that one profiler (in any process) reads:
- *   - a header: layout version, device id, nominal tick frequency, the enabled activity mask and
- *     which process reads, counters (records written, records lost to a full ring);
+ *   - a header: layout version, device id, nominal tick frequency, the enabled activity mask,
+ *     and a slot for each of up to 8 readers (its process, its position in the ring, what it
+ *     wants, the records dropped while it read);
  *   - a ring of fixed-size profiler records (struct gcu_record);
  *   - a name table: name_id -> kernel name (demangled, e.g. "vector_add(float*, ...)");
  *   - clock-sync pairs: (host CLOCK_MONOTONIC ns, device ticks) read back to back.
@@ -23,13 +24,15 @@
  *   gcu_ro_open(0, &dev, err, sizeof(err));  map device 0's region (creating it if the driver
  *                                            has not yet); fails on a newer major version
  *   gcu_ro_enable(dev, GCU_ACT_OPERATOR | GCU_ACT_MEMCPY);
- *                                            claim the device for this reader and enable; fails
- *                                            with -EBUSY while another live process reads it
+ *                                            take a reader slot and enable: the reader gets every
+ *                                            record written from now on; -EBUSY when 8 live
+ *                                            readers already read the device
  *   while (running)
  *       n = gcu_ro_read(dev, recs, 256);     copy out up to 256 records, oldest first
  *   gcu_ro_name(dev, rec.name_id)            the kernel's name, or NULL
  *   gcu_ro_sync_pair(dev, &host_ns, &ticks)  a fresh clock-sync pair
- *   gcu_ro_overflow(dev)                     records the device dropped since enable
+ *   gcu_ro_overflow(dev)                     records dropped since enable (the ring was full:
+ *                                            a record waits for the slowest reader)
  *   gcu_ro_enable(dev, 0); gcu_ro_close(dev);
  *
  * Functions returning int return 0 (or a count) on success and -errno on failure.
@@ -41,8 +44,8 @@
 #include <stdint.h>
 
 #define GCU_RO_MAGIC	     0x52554347u /* "GCUR" */
-#define GCU_RO_VERSION_MAJOR 1
-#define GCU_RO_VERSION_MINOR 1 /* 1.1: the submitting thread in struct gcu_record.tid */
+#define GCU_RO_VERSION_MAJOR 2 /* 2.0: up to 8 readers at once, each at its own position */
+#define GCU_RO_VERSION_MINOR 0
 
 /* where the simulated driver keeps its regions; the environment may override it */
 #define GCU_RO_DIR_ENV	   "TOPS_SIM_DRIVER_DIR"
@@ -97,7 +100,7 @@ struct gcu_record {
 	uint32_t stream_id;   /* the process's stream id; 0 is the default stream */
 	uint64_t launch_id;   /* per-process id of the command (a kernel's DTE records share it) */
 	uint32_t name_id;     /* kernels and DTE moves: index into the name table; else 0 */
-	uint32_t tid;	      /* host thread that submitted the command (layout 1.0: 0) */
+	uint32_t tid;	      /* host thread that submitted the command */
 	uint64_t start_ticks; /* device clock */
 	uint64_t end_ticks;
 	uint64_t bytes; /* copies, memsets, DTE moves */

@@ -115,7 +115,7 @@ const struct opt_def cli_options[OPT__COUNT] = {
 				 GRP_IO, 0,
 				 "Save the profile to FILE (read it with --import-profile)." },
 	[OPT_EXPORT_VISUAL_PROFILER] = { OPT_EXPORT_VISUAL_PROFILER, "export-visual-profiler",
-					 ARG_DIR, "DIR", NULL, GRP_IO, P,
+					 ARG_DIR, "DIR", NULL, GRP_IO, 0,
 					 "Save one visual-profiler file (vpd, SQLite) per profiled "
 					 "process in DIR." },
 	[OPT_IMPORT_PROFILE] = { OPT_IMPORT_PROFILE, "import-profile", ARG_FILE, "FILE", NULL,
@@ -137,10 +137,10 @@ const struct opt_def cli_options[OPT__COUNT] = {
 				"Save the sampled CPU call stacks in folded form (flamegraph.pl, "
 				"speedscope)." },
 	[OPT_VP_MERGE_FROM] = { OPT_VP_MERGE_FROM, "visual-profiler-merge-from", ARG_DIR, "DIR",
-				NULL, GRP_IO, P,
+				NULL, GRP_IO, 0,
 				"Merge every vpd file in DIR (with --visual-profiler-merge-to)." },
 	[OPT_VP_MERGE_TO] = { OPT_VP_MERGE_TO, "visual-profiler-merge-to", ARG_FILE, "FILE", NULL,
-			      GRP_IO, P,
+			      GRP_IO, 0,
 			      "Write the vpd files of --visual-profiler-merge-from, merged, to "
 			      "FILE." },
 	[OPT_LOG_FILE] = { OPT_LOG_FILE, "log-file", ARG_FILE, "FILE", NULL, GRP_IO, OF_MODIFIER,

@@ -197,6 +197,8 @@ static int dispatch(struct cli *clip)
 		return export_activities(&cli);
 	case CMD_PROFILE:
 		return cmd_profile(&cli);
+	case CMD_MERGE:
+		return cmd_merge(&cli);
 	case CMD_IMPORT:
 		if (cli.given[OPT_IMPORT_PROFILE])
 			return cmd_import(&cli);

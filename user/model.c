@@ -412,3 +412,23 @@ uint64_t model_lost_total(const struct model *m)
 	return m->lost_calls + m->lost_strings + m->lost_depth + m->lost_stats +
 	       m->lost_proc_events + m->lost_pids;
 }
+
+static bool own_pid(const struct model *m, uint32_t pid)
+{
+	if (pid == m->root_pid)
+		return true;
+	for (size_t i = 0; i < m->nprocs; i++)
+		if (m->procs[i].pid == pid)
+			return true;
+	return false;
+}
+
+void model_keep_own_gcu(struct model *m)
+{
+	size_t j = 0;
+
+	for (size_t i = 0; i < m->nops; i++)
+		if (own_pid(m, m->ops[i].rec.pid))
+			m->ops[j++] = m->ops[i];
+	m->nops = j;
+}

@@ -119,4 +119,8 @@ void model_finish(struct model *m, bool stats_from_calls, const char *include_do
 
 uint64_t model_lost_total(const struct model *m);
 
+/* keep only the GCU records of the profiled processes (the root and every process it forked):
+ * other profiled applications share the devices */
+void model_keep_own_gcu(struct model *m);
+
 #endif

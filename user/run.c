@@ -15,6 +15,7 @@
 #include "tracer.h"
 #include "chrome.h"
 #include "store.h"
+#include "vpd.h"
 #include "outfile.h"
 #include "outname.h"
 
@@ -79,7 +80,7 @@ static double now_s(void)
 
 /* the files a run writes, their names expanded */
 struct outputs {
-	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX];
+	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX], vpd_dir[PATH_MAX];
 };
 
 struct run {
@@ -390,6 +391,21 @@ static void write_exports(const struct cli *cli, const struct model *m,
 		export_file("export-chrome-trace", o->chrome, write_chrome, m);
 	if (o->profile[0])
 		export_file("export-profile", o->profile, write_profile, m);
+	if (o->vpd_dir[0]) {
+		char host[256], cmd[4096] = "", err[PATH_MAX + 256];
+		struct vpd_identity id = { host, vpd_rank(), cmd };
+		size_t used = 0;
+
+		if (gethostname(host, sizeof(host)))
+			snprintf(host, sizeof(host), "localhost");
+		host[sizeof(host) - 1] = '\0';
+		for (int i = 0; i < cli->app_argc && used < sizeof(cmd); i++)
+			used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s",
+						 i ? " " : "", cli->app_argv[i]);
+		if (vpd_export(o->vpd_dir, m, &id, cli->given[OPT_FORCE_OVERWRITE], err,
+			       sizeof(err)) < 0)
+			pr_error("--export-visual-profiler: %s", err);
+	}
 }
 
 /* output names expanded (%p, %h, %q{ENV}) and checked before anything runs */
@@ -402,6 +418,7 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 		{ OPT_EXPORT_CSV, offsetof(struct outputs, csv) },
 		{ OPT_EXPORT_CHROME_TRACE, offsetof(struct outputs, chrome) },
 		{ OPT_EXPORT_PROFILE, offsetof(struct outputs, profile) },
+		{ OPT_EXPORT_VISUAL_PROFILER, offsetof(struct outputs, vpd_dir) },
 	};
 	char err[PATH_MAX + 256];
 
@@ -413,7 +430,8 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 			continue;
 		if (outname_expand(cli->text[outs[i].opt], getpid(), path, PATH_MAX, err,
 				   sizeof(err)) ||
-		    outfile_check(path, cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err))) {
+		    (outs[i].opt != OPT_EXPORT_VISUAL_PROFILER &&
+		     outfile_check(path, cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err)))) {
 			pr_error("--%s: %s", cli_options[outs[i].opt].name, err);
 			return 1;
 		}
@@ -468,6 +486,7 @@ static void report(struct run *r)
 		r->m.lost_pids += d.pids;
 	}
 	r->m.buffer_size = cli->buffer_size;
+	model_keep_own_gcu(&r->m);
 	model_finish(&r->m, !r->stats_mode,
 		     cli->given[OPT_TOPSTX_DOMAIN_INCLUDE] ? cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]
 							   : NULL);
@@ -571,7 +590,8 @@ int cmd_import(const struct cli *cli)
 	if (prepare_outputs(cli, &outs))
 		return 1;
 	model_init(&m);
-	rc = store_read_profile(path, &m, err, sizeof(err));
+	rc = vpd_is_sqlite(path) ? vpd_import(path, &m, err, sizeof(err))
+				 : store_read_profile(path, &m, err, sizeof(err));
 	if (rc) {
 		pr_error("--import-profile: %s: %s", path, err);
 		model_free(&m);
@@ -581,5 +601,25 @@ int cmd_import(const struct cli *cli)
 		out_print_quiet(cli->given[OPT_QUIET], "==%u==%s\n", m.root_pid, m.header);
 	print_outputs(cli, &m, &outs);
 	model_free(&m);
+	return 0;
+}
+
+int cmd_merge(const struct cli *cli)
+{
+	char out[PATH_MAX], err[PATH_MAX + 512];
+	int n;
+
+	if (outname_expand(cli->text[OPT_VP_MERGE_TO], getpid(), out, sizeof(out), err,
+			   sizeof(err))) {
+		pr_error("--visual-profiler-merge-to: %s", err);
+		return 1;
+	}
+	n = vpd_merge(cli->text[OPT_VP_MERGE_FROM], out, cli->given[OPT_FORCE_OVERWRITE], err,
+		      sizeof(err));
+	if (n < 0) {
+		pr_error("--visual-profiler-merge-from: %s", err);
+		return 1;
+	}
+	out_print(stdout, "==== Merged %d vpd files into %s\n", n, out);
 	return 0;
 }

@@ -8,5 +8,7 @@
 int cmd_profile(const struct cli *cli);
 /* --import-profile FILE: print it as the run that saved it did */
 int cmd_import(const struct cli *cli);
+/* --visual-profiler-merge-from DIR --visual-profiler-merge-to FILE */
+int cmd_merge(const struct cli *cli);
 
 #endif

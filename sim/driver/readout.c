@@ -4,7 +4,6 @@
 #include "region.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,43 +64,12 @@ void gcu_ro_close(struct gcu_ro_dev *d)
 	free(d);
 }
 
-static bool alive(uint32_t pid)
-{
-	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
-}
-
 int gcu_ro_enable(struct gcu_ro_dev *d, unsigned activities)
 {
-	struct gcu_region_hdr *h = d->r.hdr;
-	uint32_t self = (uint32_t)getpid();
+	int rc = gcu_reader_enable(&d->r, activities);
 
-	if (!activities) {
-		if (d->claimed) {
-			__atomic_store_n(&h->enabled, 0, __ATOMIC_RELEASE);
-			__atomic_store_n(&h->reader_pid, 0, __ATOMIC_RELEASE);
-			d->claimed = false;
-		}
-		return 0;
-	}
-	if (!d->claimed) {
-		uint32_t owner = __atomic_load_n(&h->reader_pid, __ATOMIC_ACQUIRE);
-
-		for (;;) {
-			if (owner && owner != self && alive(owner))
-				return -EBUSY;
-			if (__atomic_compare_exchange_n(&h->reader_pid, &owner, self, false,
-							__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-				break;
-		}
-		d->claimed = true;
-		/* what sits in the ring was written for an earlier reader: start afresh */
-		__atomic_store_n(&h->tail, __atomic_load_n(&h->head, __ATOMIC_ACQUIRE),
-				 __ATOMIC_RELEASE);
-		__atomic_store_n(&h->overflow, 0, __ATOMIC_RELAXED);
-		__atomic_store_n(&h->written, 0, __ATOMIC_RELAXED);
-	}
-	__atomic_store_n(&h->enabled, activities, __ATOMIC_RELEASE);
-	return 0;
+	d->claimed = d->r.slot >= 0;
+	return rc;
 }
 
 int gcu_ro_read(struct gcu_ro_dev *d, struct gcu_record *out, int max)
@@ -126,7 +94,9 @@ int gcu_ro_sync_pair(struct gcu_ro_dev *d, uint64_t *host_ns, uint64_t *ticks)
 
 uint64_t gcu_ro_overflow(const struct gcu_ro_dev *d)
 {
-	return __atomic_load_n(&d->r.hdr->overflow, __ATOMIC_RELAXED);
+	if (d->r.slot < 0)
+		return 0;
+	return __atomic_load_n(&d->r.hdr->readers[d->r.slot].overflow, __ATOMIC_RELAXED);
 }
 
 uint64_t gcu_ro_tick_hz(const struct gcu_ro_dev *d)

@@ -3,10 +3,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <signal.h>
+#include <stddef.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,9 +186,11 @@ int gcu_region_open(const char *dir, int device, struct gcu_region *r, char *err
 	struct gcu_region_hdr h;
 	struct stat st;
 	void *map;
+	bool retried = false;
 	int fd, rc;
 
 	memset(r, 0, sizeof(*r));
+	r->slot = -1;
 	if (device < 0 || device >= GCU_RO_MAX_DEVICES) {
 		snprintf(err, errlen, "no GCU device %d", device);
 		return -ENODEV;
@@ -195,6 +200,7 @@ int gcu_region_open(const char *dir, int device, struct gcu_region *r, char *err
 		snprintf(err, errlen, "driver directory name too long: %s", dir);
 		return rc;
 	}
+again:
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT) {
 		rc = mkdir_shared(dir);
@@ -215,6 +221,13 @@ int gcu_region_open(const char *dir, int device, struct gcu_region *r, char *err
 		snprintf(err, errlen, "%s is not a GCU readout region", path);
 		close(fd);
 		return -EPROTO;
+	}
+	if (h.version_major < GCU_RO_VERSION_MAJOR && !retried) {
+		/* left by an older driver: the driver of today lays it out anew */
+		close(fd);
+		unlink(path);
+		retried = true;
+		goto again;
 	}
 	if (h.version_major != GCU_RO_VERSION_MAJOR) {
 		snprintf(err, errlen,
@@ -252,6 +265,36 @@ void gcu_region_close(struct gcu_region *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* the position of the slowest reader, or head when nobody reads */
+static uint64_t min_tail(const struct gcu_region_hdr *h, uint64_t head)
+{
+	uint64_t t = head;
+
+	for (int i = 0; i < GCU_MAX_READERS; i++) {
+		const struct gcu_reader_slot *s = &h->readers[i];
+
+		if (__atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) &&
+		    __atomic_load_n(&s->enabled, __ATOMIC_ACQUIRE)) {
+			uint64_t st = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
+
+			if (st < t)
+				t = st;
+		}
+	}
+	return t;
+}
+
+static void count_for_readers(struct gcu_region_hdr *h, size_t field)
+{
+	for (int i = 0; i < GCU_MAX_READERS; i++) {
+		struct gcu_reader_slot *s = &h->readers[i];
+
+		if (__atomic_load_n(&s->pid, __ATOMIC_RELAXED) &&
+		    __atomic_load_n(&s->enabled, __ATOMIC_RELAXED))
+			__atomic_fetch_add((uint64_t *)((char *)s + field), 1, __ATOMIC_RELAXED);
+	}
+}
+
 int gcu_ring_push(struct gcu_region *r, const struct gcu_record *rec)
 {
 	struct gcu_region_hdr *h = r->hdr;
@@ -259,10 +302,8 @@ int gcu_ring_push(struct gcu_region *r, const struct gcu_record *rec)
 	struct gcu_record *slot;
 
 	do {
-		uint64_t tail = __atomic_load_n(&h->tail, __ATOMIC_ACQUIRE);
-
-		if (head - tail >= h->ring_capacity) {
-			__atomic_fetch_add(&h->overflow, 1, __ATOMIC_RELAXED);
+		if (head - min_tail(h, head) >= h->ring_capacity) {
+			count_for_readers(h, offsetof(struct gcu_reader_slot, overflow));
 			return -ENOSPC;
 		}
 	} while (!__atomic_compare_exchange_n(&h->head, &head, head + 1, true, __ATOMIC_ACQ_REL,
@@ -271,16 +312,100 @@ int gcu_ring_push(struct gcu_region *r, const struct gcu_record *rec)
 	memcpy((char *)slot + sizeof(slot->seq), (const char *)rec + sizeof(rec->seq),
 	       sizeof(*rec) - sizeof(rec->seq));
 	__atomic_store_n(&slot->seq, head + 1, __ATOMIC_RELEASE);
-	__atomic_fetch_add(&h->written, 1, __ATOMIC_RELAXED);
+	count_for_readers(h, offsetof(struct gcu_reader_slot, written));
 	return 0;
+}
+
+static bool alive(uint32_t pid)
+{
+	return kill((pid_t)pid, 0) == 0 || errno == EPERM;
+}
+
+/* readers change their slots one at a time; a reader that died holding the lock is waited
+ * out */
+static void lock(struct gcu_region_hdr *h)
+{
+	uint64_t t0 = gcu_host_ns();
+
+	while (__atomic_exchange_n(&h->lock, 1, __ATOMIC_ACQUIRE))
+		if (gcu_host_ns() - t0 > STUCK_SLOT_NS * 5)
+			break;
+}
+
+static void unlock(struct gcu_region_hdr *h)
+{
+	__atomic_store_n(&h->lock, 0, __ATOMIC_RELEASE);
+}
+
+int gcu_reader_enable(struct gcu_region *r, unsigned activities)
+{
+	struct gcu_region_hdr *h = r->hdr;
+	uint32_t self = (uint32_t)getpid(), all = 0;
+	int rc = 0;
+
+	lock(h);
+	if (r->slot < 0 && activities) {
+		for (int i = 0; i < GCU_MAX_READERS && r->slot < 0; i++) {
+			uint32_t pid = h->readers[i].pid;
+
+			if (!pid || !alive(pid))
+				r->slot = i;
+		}
+		if (r->slot < 0) {
+			rc = -EBUSY;
+		} else {
+			struct gcu_reader_slot *s = &h->readers[r->slot];
+
+			/* what sits in the ring was written before: start afresh */
+			s->enabled = 0;
+			s->overflow = 0;
+			s->written = 0;
+			__atomic_store_n(&s->tail, __atomic_load_n(&h->head, __ATOMIC_ACQUIRE),
+					 __ATOMIC_RELEASE);
+			__atomic_store_n(&s->pid, self, __ATOMIC_RELEASE);
+		}
+	}
+	if (!rc && r->slot >= 0) {
+		struct gcu_reader_slot *s = &h->readers[r->slot];
+
+		__atomic_store_n(&s->enabled, activities, __ATOMIC_RELEASE);
+		if (!activities) {
+			__atomic_store_n(&s->pid, 0, __ATOMIC_RELEASE);
+			r->slot = -1;
+		}
+	}
+	for (int i = 0; i < GCU_MAX_READERS; i++)
+		if (h->readers[i].pid && alive(h->readers[i].pid))
+			all |= h->readers[i].enabled;
+	__atomic_store_n(&h->enabled, all, __ATOMIC_RELEASE);
+	unlock(h);
+	return rc;
+}
+
+/* the activity a record belongs to */
+static unsigned record_activity(const struct gcu_record *rec)
+{
+	switch (rec->kind) {
+	case GCU_REC_KERNEL:
+		return GCU_ACT_OPERATOR;
+	case GCU_REC_DTE:
+		return rec->engine == GCU_ENGINE_CDTE ? GCU_ACT_CDTE : GCU_ACT_SDTE;
+	default:
+		return GCU_ACT_MEMCPY;
+	}
 }
 
 int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max)
 {
 	struct gcu_region_hdr *h = r->hdr;
-	uint64_t tail = __atomic_load_n(&h->tail, __ATOMIC_RELAXED);
+	struct gcu_reader_slot *s;
+	uint64_t tail;
 	int n = 0;
 
+	if (r->slot < 0)
+		return -EPERM;
+	s = &h->readers[r->slot];
+	tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
 	while (n < max) {
 		struct gcu_record *slot = &r->ring[tail % h->ring_capacity];
 		uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
@@ -298,15 +423,17 @@ int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max)
 			}
 			if (now - r->stuck_since_ns < STUCK_SLOT_NS)
 				break;
-			__atomic_fetch_add(&h->overflow, 1, __ATOMIC_RELAXED);
+			__atomic_fetch_add(&s->overflow, 1, __ATOMIC_RELAXED);
 			tail++;
 			continue;
 		}
-		/* no writer reuses the slot before tail moves past it */
-		out[n++] = *slot;
+		/* no writer reuses the slot before every reader's tail moves past it; another
+		 * reader may want what this one does not */
+		if (record_activity(slot) & __atomic_load_n(&s->enabled, __ATOMIC_RELAXED))
+			out[n++] = *slot;
 		tail++;
 	}
-	__atomic_store_n(&h->tail, tail, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->tail, tail, __ATOMIC_RELEASE);
 	return n;
 }
 

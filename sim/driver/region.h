@@ -22,6 +22,17 @@ struct gcu_name_entry {
 	uint32_t committed; /* set last, with release order */
 };
 
+/* one reader of the ring: several profilers may read one device, each from its own position */
+#define GCU_MAX_READERS 8
+
+struct gcu_reader_slot {
+	uint32_t pid;	   /* 0: free */
+	uint32_t enabled;  /* enum gcu_activity mask this reader wants */
+	uint64_t tail;	   /* next position it reads */
+	uint64_t overflow; /* records dropped while it read: the ring was full */
+	uint64_t written;  /* records written while it read */
+};
+
 struct gcu_region_hdr {
 	uint32_t magic;
 	uint16_t version_major;
@@ -35,17 +46,15 @@ struct gcu_region_hdr {
 	int64_t drift_ppb;
 	uint64_t tick_origin;
 
-	/* control, written by the reader */
-	uint32_t enabled;    /* enum gcu_activity mask */
-	uint32_t reader_pid; /* 0: nobody reads */
+	/* control, written by the readers */
+	uint32_t enabled; /* enum gcu_activity mask: what any reader wants */
+	uint32_t lock;	  /* readers changing their slots */
 
-	/* the ring */
+	/* the ring: a record is dropped only when the slowest reader has not read it yet */
 	uint32_t ring_capacity;
 	uint32_t ring_offset;
-	uint64_t head;	   /* next position writers reserve */
-	uint64_t tail;	   /* next position the reader reads */
-	uint64_t overflow; /* records dropped because the ring was full, since enable */
-	uint64_t written;  /* records written, since enable */
+	uint64_t head; /* next position writers reserve */
+	struct gcu_reader_slot readers[GCU_MAX_READERS];
 
 	/* the name table: ids are entry index + 1; 0 means no name */
 	uint32_t names_capacity;
@@ -63,6 +72,7 @@ struct gcu_region {
 	char *heap;
 	uint64_t size;
 	/* reader state */
+	int slot; /* this reader's slot, or -1 */
 	uint64_t stuck_pos;
 	uint64_t stuck_since_ns;
 };
@@ -89,9 +99,14 @@ static inline unsigned gcu_enabled(const struct gcu_region *r)
 	return __atomic_load_n(&r->hdr->enabled, __ATOMIC_ACQUIRE);
 }
 
-/* writer: append a record; -ENOSPC (and overflow counted) when the ring is full */
+/* writer: append a record; -ENOSPC (and overflow counted for every reader) when the ring is
+ * full */
 int gcu_ring_push(struct gcu_region *r, const struct gcu_record *rec);
-/* reader: take up to max records */
+
+/* reader: take a slot (a free one, or one whose process is gone) and want activities from the
+ * records written from now on; -EBUSY when every slot is taken. 0 activities gives it back. */
+int gcu_reader_enable(struct gcu_region *r, unsigned activities);
+/* reader: take up to max records from this reader's position */
 int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max);
 
 /* the id of name (added if new), or 0 when the table is full */

@@ -119,7 +119,8 @@ static void test_ring_and_overflow(void **state)
 	assert_int_equal(gcu_ro_enable(dev, GCU_ACT_OPERATOR), 0);
 	assert_int_equal(gcu_enabled(&w), GCU_ACT_OPERATOR);
 	for (uint64_t i = 1; i <= GCU_RING_CAPACITY + 7; i++)
-		gcu_ring_push(&w, &(struct gcu_record){ .launch_id = i, .bytes = i * 3 });
+		gcu_ring_push(&w, &(struct gcu_record){
+					  .kind = GCU_REC_KERNEL, .launch_id = i, .bytes = i * 3 });
 	assert_int_equal(gcu_ro_overflow(dev), 7);
 	n = gcu_ro_read(dev, out, GCU_RING_CAPACITY);
 	assert_int_equal(n, GCU_RING_CAPACITY);
@@ -129,7 +130,9 @@ static void test_ring_and_overflow(void **state)
 	}
 	assert_int_equal(gcu_ro_read(dev, out, 10), 0);
 	/* room again once read */
-	assert_int_equal(gcu_ring_push(&w, &(struct gcu_record){ .launch_id = 99 }), 0);
+	assert_int_equal(
+		gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_KERNEL, .launch_id = 99 }),
+		0);
 	assert_int_equal(gcu_ro_read(dev, out, 10), 1);
 	assert_int_equal(out[0].launch_id, 99);
 
@@ -148,7 +151,7 @@ static void test_ring_and_overflow(void **state)
 	assert_int_equal(gcu_ro_overflow(dev), 8);
 
 	/* re-enabling starts afresh: old records and counters are gone */
-	gcu_ring_push(&w, &(struct gcu_record){ .launch_id = 7 });
+	gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_KERNEL, .launch_id = 7 });
 	assert_int_equal(gcu_ro_enable(dev, 0), 0);
 	assert_int_equal(gcu_enabled(&w), 0);
 	assert_int_equal(gcu_ro_enable(dev, GCU_ACT_MEMCPY), 0);
@@ -221,7 +224,17 @@ static void test_devices_and_versions(void **state)
 	h.version_major = GCU_RO_VERSION_MAJOR + 1;
 	assert_int_equal(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
 	assert_int_equal(gcu_ro_open(2, &dev, err, sizeof(err)), -EPROTO);
-	assert_non_null(strstr(err, "readout layout version 2.9, this reader knows 1.x"));
+	assert_non_null(strstr(err, "readout layout version 3.9, this reader knows 2.x"));
+	/* an older layout is laid out anew */
+	h.version_major = GCU_RO_VERSION_MAJOR - 1;
+	assert_int_equal(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
+	close(fd);
+	assert_int_equal(gcu_ro_open(2, &dev, err, sizeof(err)), 0);
+	gcu_ro_close(dev);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &h, sizeof(h), 0), sizeof(h));
+	assert_int_equal(h.version_major, GCU_RO_VERSION_MAJOR);
 	h.magic = 0;
 	assert_int_equal(pwrite(fd, &h, sizeof(h), 0), sizeof(h));
 	assert_int_equal(gcu_ro_open(2, &dev, err, sizeof(err)), -EPROTO);
@@ -230,28 +243,64 @@ static void test_devices_and_versions(void **state)
 	unsetenv(GCU_RO_COUNT_ENV);
 }
 
-/* one reader at a time; a dead reader's claim is taken over */
-static void test_claim(void **state)
+/* several readers at once, each with every record; a dead reader's slot is taken over */
+static void test_readers(void **state)
 {
-	struct gcu_ro_dev *dev;
+	struct gcu_ro_dev *a, *b, *extra[GCU_MAX_READERS];
+	struct gcu_record out[8];
 	struct gcu_region w;
 	char err[256];
 	pid_t child;
+	int n = 0;
 
 	(void)state;
 	assert_int_equal(gcu_region_open(sim_env_dir, 0, &w, err, sizeof(err)), 0);
-	assert_int_equal(gcu_ro_open(0, &dev, err, sizeof(err)), 0);
-	w.hdr->reader_pid = (uint32_t)getppid(); /* alive */
-	assert_int_equal(gcu_ro_enable(dev, GCU_ACT_OPERATOR), -EBUSY);
+	assert_int_equal(gcu_ro_open(0, &a, err, sizeof(err)), 0);
+	assert_int_equal(gcu_ro_open(0, &b, err, sizeof(err)), 0);
+	assert_int_equal(gcu_ro_enable(a, GCU_ACT_OPERATOR), 0);
+	assert_int_equal(gcu_ro_enable(b, GCU_ACT_MEMCPY), 0);
+	assert_int_equal(gcu_enabled(&w), GCU_ACT_OPERATOR | GCU_ACT_MEMCPY);
+	/* each gets what it asked for */
+	gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_KERNEL, .launch_id = 1 });
+	gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_MEMCPY, .launch_id = 2 });
+	assert_int_equal(gcu_ro_read(a, out, 8), 1);
+	assert_int_equal(out[0].launch_id, 1);
+	assert_int_equal(gcu_ro_read(b, out, 8), 1);
+	assert_int_equal(out[0].launch_id, 2);
+	/* the ring fills up to the slowest reader */
+	for (uint64_t i = 0; i < GCU_RING_CAPACITY; i++)
+		gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_KERNEL, .launch_id = i });
+	assert_int_equal(gcu_ro_read(a, out, 8), 8);
+	assert_int_equal(
+		gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_KERNEL, .launch_id = 9 }),
+		-ENOSPC);
+	assert_int_equal(gcu_ro_overflow(a), 1);
+	assert_int_equal(gcu_ro_overflow(b), 1);
+	assert_int_equal(gcu_ro_read(b, out, 1), 0); /* kernels only: b reads past them */
+	assert_int_equal(
+		gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_KERNEL, .launch_id = 9 }),
+		0);
+	/* eight at most: a ninth is refused while they live */
+	for (int i = 0; i < GCU_MAX_READERS - 2; i++) {
+		assert_int_equal(gcu_ro_open(0, &extra[i], err, sizeof(err)), 0);
+		assert_int_equal(gcu_ro_enable(extra[i], GCU_ACT_OPERATOR), 0);
+		n++;
+	}
+	assert_int_equal(gcu_ro_open(0, &extra[n], err, sizeof(err)), 0);
+	assert_int_equal(gcu_ro_enable(extra[n], GCU_ACT_OPERATOR), -EBUSY);
+	/* a reader whose process is gone leaves its slot to the next */
 	child = fork();
 	if (child == 0)
 		_exit(0);
 	waitpid(child, NULL, 0);
-	w.hdr->reader_pid = (uint32_t)child; /* gone */
-	assert_int_equal(gcu_ro_enable(dev, GCU_ACT_OPERATOR), 0);
-	assert_int_equal(w.hdr->reader_pid, (uint32_t)getpid());
-	gcu_ro_close(dev);
-	assert_int_equal(w.hdr->reader_pid, 0);
+	w.hdr->readers[7].pid = (uint32_t)child;
+	assert_int_equal(gcu_ro_enable(extra[n], GCU_ACT_OPERATOR), 0);
+	for (int i = 0; i <= n; i++)
+		gcu_ro_close(extra[i]);
+	gcu_ro_close(a);
+	assert_int_equal(gcu_enabled(&w), GCU_ACT_MEMCPY);
+	gcu_ro_close(b);
+	assert_int_equal(gcu_enabled(&w), 0);
 	gcu_region_close(&w);
 }
 
@@ -270,10 +319,10 @@ static int teardown(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_costs), cmocka_unit_test(test_schedule),
-		cmocka_unit_test(test_clock), cmocka_unit_test(test_ring_and_overflow),
-		cmocka_unit_test(test_names), cmocka_unit_test(test_devices_and_versions),
-		cmocka_unit_test(test_claim),
+		cmocka_unit_test(test_costs),	cmocka_unit_test(test_schedule),
+		cmocka_unit_test(test_clock),	cmocka_unit_test(test_ring_and_overflow),
+		cmocka_unit_test(test_names),	cmocka_unit_test(test_devices_and_versions),
+		cmocka_unit_test(test_readers),
 	};
 
 	return cmocka_run_group_tests_name("sim_device", tests, setup, teardown);

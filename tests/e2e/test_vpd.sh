@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Visual-profiler files: one per profiled process, the gcu_op/dev contract field tools read,
+# import, merge; a distributed run of 4 ranks under Open MPI's mpirun, and ranks started the way
+# torch.distributed starts them (RANK in the environment), merged into one.
+. "$E2E_DIR/lib.sh"
+BIN=$OUTPUT/sim/bin
+export TOPS_SIM_DRIVER_DIR=$TMP/driver
+unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META LD_LIBRARY_PATH \
+	OMPI_COMM_WORLD_RANK PMI_RANK PMIX_RANK SLURM_PROCID RANK
+
+[ "$(id -u)" = 0 ] || skip "needs root for BPF"
+command -v sqlite3 >/dev/null || die "sqlite3 is missing (scripts/install-deps.sh installs it)"
+q() { sqlite3 "$1" "$2"; }
+
+# --- one vpd per process, and the contract ----------------------------------------------------------
+run "$TOPSPROF" --quiet --export-visual-profiler "$TMP/vpd" --topstx-domain-include all "$BIN/fork_app" 2
+expect_rc 0
+n=$(ls "$TMP/vpd"/*.vpd | wc -l)
+[ "$n" = 3 ] || die "fork_app: $n vpd files: $(ls "$TMP/vpd")"
+now=$(date +%s%N)
+for f in "$TMP"/vpd/*.vpd; do
+	# column 2 is the name, column 8 the duration in ns; times are epoch ns
+	[ "$(q "$f" "SELECT name FROM pragma_table_info('gcu_op') WHERE cid = 1")" = name ] || die "gcu_op col 2"
+	[ "$(q "$f" "SELECT name FROM pragma_table_info('gcu_op') WHERE cid = 7")" = duration ] || die "gcu_op col 8"
+	[ "$(q "$f" "SELECT group_concat(name) FROM pragma_table_info('dev')")" = "id,row_name,node,category,device,process_id" ] ||
+		die "dev columns"
+	[ "$(q "$f" "SELECT COUNT(*) FROM gcu_op WHERE end_timestamp - start_timestamp != duration OR
+		start_timestamp < $now - 600000000000 OR start_timestamp > $now")" = 0 ] || die "$f: timestamps"
+	[ "$(q "$f" "SELECT COUNT(*) FROM gcu_op WHERE view_id NOT GLOB 'dev:[0-9]*,user:[0-9]*'")" = 0 ] || die "view_id"
+	# kernels sit on the rows named GCU Kernels, and every op has its launching call
+	[ "$(q "$f" "SELECT COUNT(*) FROM gcu_op g JOIN dev d ON g.view_id = 'dev:'||d.id||',user:1'
+		WHERE g.type = 'Operator' AND d.row_name != 'GCU Kernels'")" = 0 ] || die "kernel rows"
+	[ "$(q "$f" "SELECT COUNT(*) FROM gcu_op g JOIN api_call a ON a.id = g.api_call_id
+		WHERE a.start_timestamp <= g.start_timestamp")" = "$(q "$f" "SELECT COUNT(*) FROM gcu_op")" ] ||
+		die "$f: GCU ops without their call"
+	[ "$(q "$f" "SELECT COUNT(DISTINCT pid) FROM process")" = 1 ] || die "one process per file"
+done
+# the exec'd simpleElemwiseAdd: its kernels, with the model's durations
+f=$(grep -l . "$TMP"/vpd/*.vpd | while read -r v; do [ "$(q "$v" "SELECT COUNT(*) FROM gcu_op")" = 7 ] && echo "$v"; done | head -n 1)
+[ -n "$f" ] || die "no vpd holds simpleElemwiseAdd's 7 records"
+[ "$(q "$f" "SELECT COUNT(*) FROM gcu_op WHERE name LIKE 'warm_up%' AND duration BETWEEN 13439 AND 13441")" = 1 ] ||
+	die "warm_up duration (13.44 us of device time, within a ns of host time)"
+[ "$(q "$f" "SELECT COUNT(*) FROM memcpy WHERE direction = 'HtoD' AND bytes = 4000000")" = 2 ] || die "memcpy table"
+[ "$(q "$f" "SELECT COUNT(*) FROM api_call WHERE name = 'topsStreamSynchronize'")" = 5 ] || die "api_call"
+
+# --- import a vpd -----------------------------------------------------------------------------
+run "$TOPSPROF" --import-profile "$f"
+expect_rc 0
+expect_out "56.61ms      1  56.61ms  56.61ms  56.61ms scalar_add(float*, float*, float*, unsigned long)"
+expect_out "Total Calls 26"
+sqlite3 "$TMP/foreign.db" "CREATE TABLE gcu_op(x)"
+run "$TOPSPROF" --import-profile "$TMP/foreign.db"
+expect_rc 2
+expect_err "an SQLite file, but not a topsprof vpd"
+
+# --- merge ------------------------------------------------------------------------------------
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/vpd" --visual-profiler-merge-to "$TMP/all.vpd"
+expect_rc 0
+expect_out "Merged 3 vpd files"
+[ "$(q "$TMP/all.vpd" "SELECT COUNT(*) FROM process")" = 3 ] || die "merged processes"
+[ "$(q "$TMP/all.vpd" "SELECT COUNT(*) FROM gcu_op")" = 13 ] || die "merged ops"
+# every op still points at its own process's dev row and call
+[ "$(q "$TMP/all.vpd" "SELECT COUNT(*) FROM gcu_op g JOIN dev d ON d.id = g.dev_id JOIN api_call a
+	ON a.id = g.api_call_id WHERE d.process_id = g.process_id AND a.process_id = g.process_id
+	AND g.view_id = 'dev:'||d.id||',user:'||g.process_id")" = 13 ] || die "merged ids"
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/vpd" --visual-profiler-merge-to "$TMP/all.vpd"
+expect_rc 1
+expect_err "exists"
+cp "$TMP/foreign.db" "$TMP/vpd/zz.vpd"
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/vpd" --visual-profiler-merge-to "$TMP/all2.vpd"
+expect_rc 1
+expect_err "$TMP/vpd/zz.vpd: an SQLite file, but not a topsprof vpd"
+[ ! -e "$TMP/all2.vpd" ] || die "a merge that failed left a file"
+
+# --- distributed: 4 ranks under mpirun, then merged -----------------------------------------------
+if command -v mpirun >/dev/null; then
+	run mpirun --allow-run-as-root --oversubscribe -np 4 "$TOPSPROF" --quiet \
+		--export-visual-profiler "$TMP/mpi" --export-csv "$TMP/mpi-%q{OMPI_COMM_WORLD_RANK}.csv" \
+		"$BIN/simpleElemwiseAdd"
+	expect_rc 0
+	for r in 0 1 2 3; do
+		ls "$TMP/mpi/"*"-rank$r-"*.vpd >/dev/null 2>&1 || die "rank $r vpd: $(ls "$TMP/mpi")"
+		[ -s "$TMP/mpi-$r.csv" ] || die "rank $r csv"
+	done
+	run "$TOPSPROF" --visual-profiler-merge-from "$TMP/mpi" --visual-profiler-merge-to "$TMP/mpi.vpd"
+	expect_rc 0
+	[ "$(q "$TMP/mpi.vpd" "SELECT COUNT(DISTINCT rank) FROM process")" = 4 ] || die "merged ranks"
+	[ "$(q "$TMP/mpi.vpd" "SELECT COUNT(*) FROM gcu_op WHERE api_call_id > 0")" = 28 ] ||
+		die "4 ranks x 7 records, each joined"
+else
+	die "mpirun is missing (scripts/install-deps.sh installs openmpi-bin)"
+fi
+
+# ranks as torch.distributed.launch --no-python starts them: RANK, WORLD_SIZE in the environment
+for r in 0 1 2 3; do
+	RANK=$r WORLD_SIZE=4 "$TOPSPROF" --quiet --export-visual-profiler "$TMP/ddp" "$BIN/simpleElemwiseAdd" &
+done
+wait
+[ "$(ls "$TMP/ddp" | grep -c -- '-rank[0-3]-')" = 4 ] || die "ddp ranks: $(ls "$TMP/ddp")"
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/ddp" --visual-profiler-merge-to "$TMP/ddp.vpd"
+expect_rc 0
+[ "$(q "$TMP/ddp.vpd" "SELECT group_concat(rank) FROM (SELECT rank FROM process ORDER BY rank)")" = "0,1,2,3" ] ||
+	die "ddp merged ranks"
+done_ok

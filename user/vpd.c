@@ -1,0 +1,821 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "vpd.h"
+#include "outfile.h"
+#include "report.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+static const char schema[] =
+	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
+	"CREATE TABLE process(id INTEGER PRIMARY KEY, host TEXT, rank TEXT, pid INTEGER,"
+	" ppid INTEGER, comm TEXT, command TEXT);"
+	"CREATE TABLE dev(id INTEGER PRIMARY KEY, row_name TEXT, node TEXT, category TEXT,"
+	" device INTEGER, process_id INTEGER);"
+	"CREATE TABLE gcu_op(id INTEGER PRIMARY KEY, name TEXT, start_timestamp INTEGER,"
+	" end_timestamp INTEGER, device INTEGER, stream INTEGER, launch_id INTEGER,"
+	" duration INTEGER, view_id TEXT, type TEXT, bytes INTEGER, copy_kind INTEGER,"
+	" engine INTEGER, kind INTEGER, process_id INTEGER, tid INTEGER, api_call_id INTEGER,"
+	" dev_id INTEGER);"
+	"CREATE TABLE api_call(id INTEGER PRIMARY KEY, name TEXT, start_timestamp INTEGER,"
+	" end_timestamp INTEGER, duration INTEGER, domain TEXT, category TEXT,"
+	" process_id INTEGER, tid INTEGER, ret INTEGER, message TEXT);"
+	"CREATE TABLE topstx_range(id INTEGER PRIMARY KEY, domain TEXT, name TEXT,"
+	" start_timestamp INTEGER, end_timestamp INTEGER, duration INTEGER, process_id INTEGER,"
+	" tid INTEGER, truncated INTEGER);"
+	"CREATE TABLE topstx_mark(id INTEGER PRIMARY KEY, domain TEXT, name TEXT, count INTEGER,"
+	" process_id INTEGER);"
+	"CREATE TABLE memcpy(id INTEGER PRIMARY KEY, gcu_op_id INTEGER, direction TEXT,"
+	" bytes INTEGER);"
+	"CREATE TABLE stack(id INTEGER PRIMARY KEY, process_id INTEGER, frames TEXT);"
+	"CREATE TABLE sample(id INTEGER PRIMARY KEY, timestamp INTEGER, process_id INTEGER,"
+	" tid INTEGER, stack_id INTEGER);"
+	"CREATE TABLE counter(id INTEGER PRIMARY KEY, name TEXT, timestamp INTEGER,"
+	" process_id INTEGER, value REAL);";
+
+static const char *const dev_rows[][2] = {
+	{ "GCU Kernels", "kernel" },
+	{ "GCU Memcpy", "memcpy" },
+	{ "GCU Memcpy_cdte", "cdte" },
+	{ "GCU Memcpy_sdte", "sdte" },
+};
+
+const char *vpd_rank(void)
+{
+	static const char *const vars[] = { "OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+					    "SLURM_PROCID", "RANK" };
+
+	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++) {
+		const char *v = getenv(vars[i]);
+
+		if (v && *v)
+			return v;
+	}
+	return "";
+}
+
+bool vpd_is_sqlite(const char *path)
+{
+	char magic[16];
+	FILE *f = fopen(path, "rb");
+	bool yes;
+
+	if (!f)
+		return false;
+	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
+	      !memcmp(magic, "SQLite format 3", 16);
+	fclose(f);
+	return yes;
+}
+
+static int64_t epoch_offset(void)
+{
+	struct timespec mono, real;
+
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	clock_gettime(CLOCK_REALTIME, &real);
+	return ((int64_t)real.tv_sec - mono.tv_sec) * 1000000000ll +
+	       ((int64_t)real.tv_nsec - mono.tv_nsec);
+}
+
+/* --- writing ------------------------------------------------------------------------------- */
+
+struct writer {
+	sqlite3 *db;
+	char *err;
+	size_t errlen;
+	int rc;
+};
+
+static void fail_db(struct writer *w, const char *what)
+{
+	if (!w->rc)
+		snprintf(w->err, w->errlen, "%s: %s", what, sqlite3_errmsg(w->db));
+	w->rc = -1;
+}
+
+static void exec(struct writer *w, const char *sql)
+{
+	if (!w->rc && sqlite3_exec(w->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		fail_db(w, "sqlite");
+}
+
+static sqlite3_stmt *prepare(struct writer *w, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (!w->rc && sqlite3_prepare_v2(w->db, sql, -1, &st, NULL) != SQLITE_OK)
+		fail_db(w, "sqlite prepare");
+	return st;
+}
+
+/* bind the arguments by the letters of types (i: int64, t: text, n: NULL) and step */
+static void row(struct writer *w, sqlite3_stmt *st, const char *types, ...)
+{
+	va_list ap;
+	int i = 1;
+
+	if (w->rc || !st)
+		return;
+	sqlite3_reset(st);
+	va_start(ap, types);
+	for (const char *t = types; *t; t++, i++) {
+		if (*t == 'i') {
+			sqlite3_bind_int64(st, i, va_arg(ap, int64_t));
+		} else if (*t == 't') {
+			const char *s = va_arg(ap, const char *);
+
+			if (s)
+				sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+			else
+				sqlite3_bind_null(st, i);
+		}
+	}
+	va_end(ap);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		fail_db(w, "sqlite insert");
+}
+
+static void meta(struct writer *w, sqlite3_stmt *st, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void meta(struct writer *w, sqlite3_stmt *st, const char *key, const char *fmt, ...)
+{
+	char v[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(v, sizeof(v), fmt, ap);
+	va_end(ap);
+	row(w, st, "tt", key, v);
+}
+
+static const char *proc_comm(const struct model *m, uint32_t pid, uint32_t *ppid)
+{
+	for (size_t i = 0; i < m->nprocs; i++) {
+		if (m->procs[i].pid == pid) {
+			*ppid = m->procs[i].ppid;
+			return m->procs[i].comm;
+		}
+	}
+	*ppid = 0;
+	return "";
+}
+
+static void write_one(struct writer *w, const struct model *m, uint32_t pid,
+		      const struct vpd_identity *id)
+{
+	int64_t off = epoch_offset();
+	int64_t *call_row = calloc(m->ncalls + 1, sizeof(*call_row)), dev_row[GCU_RO_MAX_DEVICES];
+	sqlite3_stmt *st;
+	int64_t n = 0;
+	uint32_t ppid;
+	const char *comm = proc_comm(m, pid, &ppid);
+	char buf[128];
+
+	if (!call_row) {
+		snprintf(w->err, w->errlen, "out of memory");
+		w->rc = -1;
+		return;
+	}
+	exec(w, schema);
+	exec(w, "BEGIN");
+	st = prepare(w, "INSERT INTO meta VALUES(?,?)");
+	meta(w, st, "format", "%s", VPD_FORMAT);
+	meta(w, st, "version", "%d", VPD_VERSION);
+	meta(w, st, "host", "%s", id->host);
+	meta(w, st, "rank", "%s", id->rank);
+	meta(w, st, "pid", "%u", pid);
+	meta(w, st, "root_pid", "%u", m->root_pid);
+	meta(w, st, "command", "%s", id->command);
+	meta(w, st, "header", "%s", pid == m->root_pid && m->header ? m->header : "");
+	meta(w, st, "span_start_timestamp", "%lld", (long long)(m->span_start_ns + off));
+	meta(w, st, "span_end_timestamp", "%lld", (long long)(m->span_end_ns + off));
+	meta(w, st, "monotonic_to_epoch_ns", "%lld", (long long)off);
+	meta(w, st, "gcu_activities", "%u", m->gcu_activities);
+	sqlite3_finalize(st);
+
+	st = prepare(w, "INSERT INTO process VALUES(1,?,?,?,?,?,?)");
+	row(w, st, "ttiitt", id->host, id->rank, (int64_t)pid, (int64_t)ppid, comm, id->command);
+	sqlite3_finalize(st);
+
+	st = prepare(w, "INSERT INTO dev VALUES(?,?,?,?,?,1)");
+	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++) {
+		dev_row[d] = 0;
+		if (!m->dev[d].present)
+			continue;
+		snprintf(buf, sizeof(buf), "GCU%d", d);
+		dev_row[d] = n + 1;
+		for (size_t k = 0; k < sizeof(dev_rows) / sizeof(dev_rows[0]); k++)
+			row(w, st, "ittti", ++n, dev_rows[k][0], buf, dev_rows[k][1], (int64_t)d);
+	}
+	sqlite3_finalize(st);
+
+	st = prepare(w, "INSERT INTO api_call VALUES(?,?,?,?,?,?,?,1,?,?,?)");
+	n = 0;
+	for (size_t i = 0; i < m->ncalls; i++) {
+		const struct api_call *c = &m->calls[i];
+		const struct api_fn *f = &api_table[c->fn];
+
+		if (c->pid != pid)
+			continue;
+		call_row[i] = ++n;
+		row(w, st, "itiiittiit", n, f->name, (int64_t)c->start_ns + off,
+		    (int64_t)c->end_ns + off, (int64_t)(c->end_ns - c->start_ns),
+		    f->domain == DOM_RUNTIME ? "runtime" : "topstx", api_category_name(f->category),
+		    (int64_t)c->tid, c->ret, c->str[0]);
+	}
+	sqlite3_finalize(st);
+
+	st = prepare(w, "INSERT INTO gcu_op VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)");
+	{
+		sqlite3_stmt *mc = prepare(w, "INSERT INTO memcpy VALUES(NULL,?,?,?)");
+		static const char *const dir[] = { "HtoH", "HtoD", "DtoH", "DtoD" };
+
+		n = 0;
+		for (size_t i = 0; i < m->nops; i++) {
+			const struct gcu_op *op = &m->ops[i];
+			uint32_t d = op->rec.device;
+			int64_t dev = d < GCU_RO_MAX_DEVICES ? dev_row[d] : 0;
+			int64_t sub = op->rec.kind == GCU_REC_KERNEL ? 0
+				      : op->rec.kind == GCU_REC_DTE
+					      ? (op->rec.engine == GCU_ENGINE_CDTE ? 2 : 3)
+					      : 1;
+			char view[64], name[128];
+
+			if (op->rec.pid != pid)
+				continue;
+			snprintf(view, sizeof(view), "dev:%lld,user:1", (long long)(dev + sub));
+			row(w, st, "itiiiiiittiiiiiii", ++n, report_op_label(op, name, sizeof(name)),
+			    (int64_t)op->start_ns + off, (int64_t)op->end_ns + off, (int64_t)d,
+			    (int64_t)op->rec.stream_id, (int64_t)op->rec.launch_id,
+			    (int64_t)(op->end_ns - op->start_ns), view, report_op_type(op),
+			    (int64_t)op->rec.bytes, (int64_t)op->rec.copy_kind,
+			    (int64_t)op->rec.engine, (int64_t)op->rec.kind, (int64_t)op->rec.tid,
+			    op->call >= 0 ? call_row[op->call] : (int64_t)0, dev + sub);
+			if (op->rec.kind == GCU_REC_MEMCPY)
+				row(w, mc, "iti", n,
+				    op->rec.copy_kind < 4 ? dir[op->rec.copy_kind] : "?",
+				    (int64_t)op->rec.bytes);
+		}
+		sqlite3_finalize(mc);
+	}
+	sqlite3_finalize(st);
+
+	st = prepare(w, "INSERT INTO topstx_range VALUES(NULL,?,?,?,?,?,1,?,?)");
+	for (size_t i = 0; i < m->nranges; i++) {
+		const struct tx_range *r = &m->ranges[i];
+
+		if (r->pid == pid)
+			row(w, st, "ttiiiii", r->domain, r->name, (int64_t)r->start_ns + off,
+			    (int64_t)r->end_ns + off, (int64_t)(r->end_ns - r->start_ns),
+			    (int64_t)r->tid, (int64_t)r->truncated);
+	}
+	sqlite3_finalize(st);
+	/* marks are counted for the whole run: in the file of the process that was started */
+	st = prepare(w, "INSERT INTO topstx_mark VALUES(NULL,?,?,?,1)");
+	for (size_t i = 0; pid == m->root_pid && i < m->nmarks; i++)
+		row(w, st, "tti", m->marks[i].domain, m->marks[i].name, (int64_t)m->marks[i].count);
+	sqlite3_finalize(st);
+	exec(w, "COMMIT");
+	free(call_row);
+}
+
+/* every process the profile saw */
+static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max)
+{
+	size_t n = 0;
+
+#define ADD(p)                                                                                    \
+	do {                                                                                      \
+		uint32_t p_ = (p);                                                                \
+		size_t k_;                                                                        \
+		for (k_ = 0; k_ < n && out[k_] != p_; k_++)                                       \
+			;                                                                         \
+		if (k_ == n && n < max && p_)                                                     \
+			out[n++] = p_;                                                            \
+	} while (0)
+	ADD(m->root_pid);
+	for (size_t i = 0; i < m->nprocs; i++)
+		ADD(m->procs[i].pid);
+	for (size_t i = 0; i < m->ncalls; i++)
+		ADD(m->calls[i].pid);
+	for (size_t i = 0; i < m->nops; i++)
+		ADD(m->ops[i].rec.pid);
+#undef ADD
+	return n;
+}
+
+static int write_file(const char *path, const struct model *m, uint32_t pid,
+		      const struct vpd_identity *id, bool force, char *err, size_t errlen)
+{
+	struct outfile o;
+	struct writer w = { NULL, err, errlen, 0 };
+	char tmp[PATH_MAX + 16];
+
+	/* SQLite writes the file itself: reserve the temporary name, then let it open it */
+	if (outfile_open(&o, path, force, err, errlen))
+		return -1;
+	snprintf(tmp, sizeof(tmp), "%s", o.tmp);
+	fclose(o.f);
+	o.f = NULL;
+	unlink(tmp);
+	if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK) {
+		snprintf(err, errlen, "%s: %s", path, w.db ? sqlite3_errmsg(w.db) : "cannot open");
+		sqlite3_close(w.db);
+		unlink(tmp);
+		return -1;
+	}
+	exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+	write_one(&w, m, pid, id);
+	if (sqlite3_close(w.db) != SQLITE_OK && !w.rc) {
+		snprintf(err, errlen, "%s: closing the database failed", path);
+		w.rc = -1;
+	}
+	if (!w.rc && rename(tmp, path)) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		w.rc = -1;
+	} else if (w.rc) {
+		char reason[512];
+
+		snprintf(reason, sizeof(reason), "%s", err);
+		snprintf(err, errlen, "%s: %s", path, reason);
+	}
+	if (w.rc)
+		unlink(tmp);
+	return w.rc;
+}
+
+static void vpd_name(char *out, size_t len, const char *dir, const struct vpd_identity *id,
+		     uint32_t pid)
+{
+	if (*id->rank)
+		snprintf(out, len, "%s/%s-rank%s-%u.vpd", dir, id->host, id->rank, pid);
+	else
+		snprintf(out, len, "%s/%s-%u.vpd", dir, id->host, pid);
+}
+
+int vpd_export(const char *dir, const struct model *m, const struct vpd_identity *id, bool force,
+	       char *err, size_t errlen)
+{
+	uint32_t pids[1024];
+	size_t n = profiled_pids(m, pids, sizeof(pids) / sizeof(pids[0]));
+	char path[PATH_MAX];
+
+	if (mkdir(dir, 0755) && errno != EEXIST) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < n; i++) {
+		vpd_name(path, sizeof(path), dir, id, pids[i]);
+		if (write_file(path, m, pids[i], id, force, err, errlen))
+			return -1;
+	}
+	return (int)n;
+}
+
+/* --- reading ------------------------------------------------------------------------------- */
+
+static int open_ours(const char *path, sqlite3 **db, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	bool ours = false;
+
+	if (!vpd_is_sqlite(path)) {
+		snprintf(err, errlen, "not an SQLite (vpd) file");
+		return -1;
+	}
+	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : "cannot open");
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	if (sqlite3_prepare_v2(*db,
+			       "SELECT (SELECT value FROM meta WHERE key='format'),"
+			       " (SELECT value FROM meta WHERE key='version')",
+			       -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		const char *f = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+
+		ours = f && !strcmp(f, VPD_FORMAT) && v && atoi(v) == VPD_VERSION;
+		if (f && !strcmp(f, VPD_FORMAT) && !ours)
+			snprintf(err, errlen, "vpd version %s, this topsprof reads %d", v ? v : "?",
+				 VPD_VERSION);
+		else if (!ours)
+			snprintf(err, errlen, "an SQLite file, but not a topsprof vpd");
+	} else {
+		snprintf(err, errlen, "an SQLite file, but not a topsprof vpd");
+	}
+	sqlite3_finalize(st);
+	if (!ours) {
+		sqlite3_close(*db);
+		*db = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static char *dup_col(sqlite3_stmt *st, int i)
+{
+	const unsigned char *t = sqlite3_column_text(st, i);
+
+	return t ? strdup((const char *)t) : NULL;
+}
+
+static int64_t meta_int(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key=?", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_finalize(st);
+	return v;
+}
+
+static int read_rows(sqlite3 *db, const char *sql, struct model *m,
+		     int (*each)(sqlite3_stmt *, struct model *))
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 0, s;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	while ((s = sqlite3_step(st)) == SQLITE_ROW && !rc)
+		rc = each(st, m);
+	if (s != SQLITE_DONE && s != SQLITE_ROW)
+		rc = -1;
+	sqlite3_finalize(st);
+	return rc;
+}
+
+static int one_call(sqlite3_stmt *st, struct model *m)
+{
+	const char *name = (const char *)sqlite3_column_text(st, 0);
+	int fn = name ? api_find(name) : -1;
+	struct tp_api_event e;
+
+	if (fn < 0)
+		return -1;
+	memset(&e, 0, sizeof(e));
+	e.fn = (uint32_t)fn;
+	e.start_ns = (uint64_t)sqlite3_column_int64(st, 1);
+	e.hdr.ts_ns = (uint64_t)sqlite3_column_int64(st, 2);
+	e.hdr.pid = (uint32_t)sqlite3_column_int64(st, 3);
+	e.hdr.tid = (uint32_t)sqlite3_column_int64(st, 4);
+	e.ret = sqlite3_column_int64(st, 5);
+	model_add_call(m, &e);
+	m->calls[m->ncalls - 1].str[0] = dup_col(st, 6);
+	return 0;
+}
+
+/* kernels are named by id in the model: one id per distinct name of the file */
+static uint32_t import_name_id(const char *name)
+{
+	static char **names;
+	static uint32_t n;
+
+	if (!name) { /* forget the names of the last file */
+		for (uint32_t i = 0; i < n; i++)
+			free(names[i]);
+		free(names);
+		names = NULL;
+		n = 0;
+		return 0;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		if (!strcmp(names[i], name))
+			return i + 1;
+	if (n + 1 >= GCU_RO_MAX_NAME_ID) {
+		return 0;
+	} else {
+		char **nn = realloc(names, (n + 1) * sizeof(*nn));
+
+		if (!nn)
+			return 0;
+		names = nn;
+		names[n] = strdup(name);
+		return names[n] ? ++n : 0;
+	}
+}
+
+static int one_op(sqlite3_stmt *st, struct model *m)
+{
+	struct gcu_record r;
+	const char *name = (const char *)sqlite3_column_text(st, 0);
+	int64_t call = sqlite3_column_int64(st, 11);
+
+	memset(&r, 0, sizeof(r));
+	r.device = (uint32_t)sqlite3_column_int64(st, 3);
+	r.stream_id = (uint32_t)sqlite3_column_int64(st, 4);
+	r.launch_id = (uint64_t)sqlite3_column_int64(st, 5);
+	r.bytes = (uint64_t)sqlite3_column_int64(st, 6);
+	r.copy_kind = (uint8_t)sqlite3_column_int64(st, 7);
+	r.engine = (uint8_t)sqlite3_column_int64(st, 8);
+	r.kind = (uint16_t)sqlite3_column_int64(st, 9);
+	r.pid = (uint32_t)sqlite3_column_int64(st, 10);
+	r.tid = (uint32_t)sqlite3_column_int64(st, 12);
+	if (r.device >= GCU_RO_MAX_DEVICES || r.kind < GCU_REC_KERNEL || r.kind > GCU_REC_DTE)
+		return -1;
+	/* kernels and DTE moves have names; the rest are named from their record */
+	r.name_id = (r.kind == GCU_REC_KERNEL || r.kind == GCU_REC_DTE) && name
+			    ? import_name_id(name)
+			    : 0;
+	model_add_gcu(m, &r, r.name_id ? name : NULL);
+	m->ops[m->nops - 1].start_ns = (uint64_t)sqlite3_column_int64(st, 1);
+	m->ops[m->nops - 1].end_ns = (uint64_t)sqlite3_column_int64(st, 2);
+	m->ops[m->nops - 1].call = call > 0 && (uint64_t)call <= m->ncalls ? call - 1 : -1;
+	m->dev[r.device].present = true;
+	return 0;
+}
+
+static int one_range(sqlite3_stmt *st, struct model *m)
+{
+	struct tx_range *r;
+	void *p;
+
+	if (m->nranges == m->ranges_cap) {
+		size_t ncap = m->ranges_cap ? m->ranges_cap * 2 : 64;
+
+		p = realloc(m->ranges, ncap * sizeof(*m->ranges));
+		if (!p)
+			return -1;
+		m->ranges = p;
+		m->ranges_cap = ncap;
+	}
+	r = &m->ranges[m->nranges++];
+	r->domain = dup_col(st, 0);
+	r->name = dup_col(st, 1);
+	if (!r->name)
+		r->name = strdup("");
+	r->start_ns = (uint64_t)sqlite3_column_int64(st, 2);
+	r->end_ns = (uint64_t)sqlite3_column_int64(st, 3);
+	r->pid = (uint32_t)sqlite3_column_int64(st, 4);
+	r->tid = (uint32_t)sqlite3_column_int64(st, 5);
+	r->truncated = sqlite3_column_int64(st, 6) != 0;
+	return 0;
+}
+
+static int one_mark(sqlite3_stmt *st, struct model *m)
+{
+	void *p;
+
+	if (m->nmarks == m->marks_cap) {
+		size_t ncap = m->marks_cap ? m->marks_cap * 2 : 16;
+
+		p = realloc(m->marks, ncap * sizeof(*m->marks));
+		if (!p)
+			return -1;
+		m->marks = p;
+		m->marks_cap = ncap;
+	}
+	m->marks[m->nmarks].domain = dup_col(st, 0);
+	m->marks[m->nmarks].name = dup_col(st, 1);
+	if (!m->marks[m->nmarks].name)
+		m->marks[m->nmarks].name = strdup("");
+	m->marks[m->nmarks].count = (uint64_t)sqlite3_column_int64(st, 2);
+	m->nmarks++;
+	return 0;
+}
+
+int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *st = NULL;
+	int rc = 0;
+
+	if (open_ours(path, &db, err, errlen))
+		return -1;
+	m->root_pid = (uint32_t)meta_int(db, "root_pid");
+	m->span_start_ns = (uint64_t)meta_int(db, "span_start_timestamp");
+	m->span_end_ns = (uint64_t)meta_int(db, "span_end_timestamp");
+	m->gcu_activities = (unsigned)meta_int(db, "gcu_activities");
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='header'", -1, &st, NULL) ==
+		    SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		m->header = dup_col(st, 0);
+		if (m->header && !*m->header) {
+			free(m->header);
+			m->header = NULL;
+		}
+	}
+	sqlite3_finalize(st);
+	rc = read_rows(db,
+		       "SELECT a.name, a.start_timestamp, a.end_timestamp, p.pid, a.tid, a.ret,"
+		       " a.message FROM api_call a JOIN process p ON p.id = a.process_id"
+		       " ORDER BY a.id",
+		       m, one_call);
+	if (!rc)
+		rc = read_rows(db,
+			       "SELECT g.name, g.start_timestamp, g.end_timestamp, g.device,"
+			       " g.stream, g.launch_id, g.bytes, g.copy_kind, g.engine, g.kind, p.pid,"
+			       " g.api_call_id, g.tid FROM gcu_op g"
+			       " JOIN process p ON p.id = g.process_id ORDER BY g.id",
+			       m, one_op);
+	if (!rc)
+		rc = read_rows(db,
+			       "SELECT r.domain, r.name, r.start_timestamp, r.end_timestamp, p.pid,"
+			       " r.tid, r.truncated FROM topstx_range r"
+			       " JOIN process p ON p.id = r.process_id ORDER BY r.id",
+			       m, one_range);
+	if (!rc)
+		rc = read_rows(db, "SELECT domain, name, count FROM topstx_mark ORDER BY id", m,
+			       one_mark);
+	if (!rc) {
+		/* the runtime statistics, from the calls */
+		for (size_t i = 0; i < m->ncalls; i++) {
+			const struct api_call *c = &m->calls[i];
+			uint64_t d = c->end_ns - c->start_ns;
+			struct api_stat one = { 1, d, d, d };
+
+			if (api_table[c->fn].domain == DOM_RUNTIME)
+				model_add_stat(m, c->fn, &one);
+		}
+	} else {
+		snprintf(err, errlen, "a damaged vpd: %s", sqlite3_errmsg(db));
+	}
+	import_name_id(NULL);
+	sqlite3_close(db);
+	return rc;
+}
+
+/* --- merging ------------------------------------------------------------------------------- */
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static const char merge_sql[] =
+	"INSERT INTO main.process SELECT id+$p, host, rank, pid, ppid, comm, command"
+	" FROM src.process;"
+	"INSERT INTO main.dev SELECT id+$d, row_name, node, category, device, process_id+$p"
+	" FROM src.dev;"
+	"INSERT INTO main.api_call SELECT id+$a, name, start_timestamp, end_timestamp,"
+	" duration, domain, category, process_id+$p, tid, ret, message FROM src.api_call;"
+	"INSERT INTO main.gcu_op SELECT id+$g, name, start_timestamp, end_timestamp, device,"
+	" stream, launch_id, duration, 'dev:'||(dev_id+$d)||',user:'||(process_id+$p), type,"
+	" bytes, copy_kind, engine, kind, process_id+$p, tid,"
+	" CASE WHEN api_call_id > 0 THEN api_call_id+$a ELSE 0 END, dev_id+$d FROM src.gcu_op;"
+	"INSERT INTO main.memcpy SELECT NULL, gcu_op_id+$g, direction, bytes FROM src.memcpy;"
+	"INSERT INTO main.topstx_range SELECT NULL, domain, name, start_timestamp,"
+	" end_timestamp, duration, process_id+$p, tid, truncated FROM src.topstx_range;"
+	"INSERT INTO main.topstx_mark SELECT NULL, domain, name, count, process_id+$p"
+	" FROM src.topstx_mark;";
+
+static int64_t max_id(sqlite3 *db, const char *table)
+{
+	char sql[128];
+	sqlite3_stmt *st = NULL;
+	int64_t v = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(id), 0) FROM main.%s", table);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+		v = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return v;
+}
+
+/* one vpd into the merged one: ATTACHed, copied with its ids moved past the rows already there */
+static int merge_one(struct writer *w, const char *path)
+{
+	char sql[sizeof(merge_sql) + 256], *q;
+	int64_t p = max_id(w->db, "process"), d = max_id(w->db, "dev"),
+		a = max_id(w->db, "api_call"), g = max_id(w->db, "gcu_op");
+	const char *s;
+	char *att = sqlite3_mprintf("ATTACH %Q AS src", path);
+
+	exec(w, att);
+	sqlite3_free(att);
+	exec(w, "BEGIN");
+	/* the offsets, put where the statements name them */
+	q = sql;
+	for (s = merge_sql; *s && q < sql + sizeof(sql) - 32; s++) {
+		if (*s == '$' && strchr("pdag", s[1])) {
+			int64_t v = s[1] == 'p' ? p : s[1] == 'd' ? d : s[1] == 'a' ? a : g;
+
+			q += sprintf(q, "%lld", (long long)v);
+			s++;
+		} else {
+			*q++ = *s;
+		}
+	}
+	*q = '\0';
+	exec(w, sql);
+	exec(w, "COMMIT");
+	exec(w, "DETACH src");
+	return w->rc;
+}
+
+int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t errlen)
+{
+	DIR *dp = opendir(dir);
+	struct dirent *de;
+	char **names = NULL, path[PATH_MAX], tmp[PATH_MAX + 16];
+	size_t n = 0, cap = 0;
+	struct outfile o;
+	struct writer w = { NULL, err, errlen, 0 };
+	int rc = -1;
+
+	if (!dp) {
+		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		return -1;
+	}
+	while ((de = readdir(dp))) {
+		size_t len = strlen(de->d_name);
+
+		if (len < 5 || strcmp(de->d_name + len - 4, ".vpd"))
+			continue;
+		if (n == cap) {
+			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
+
+			if (!nn)
+				break;
+			names = nn;
+		}
+		names[n++] = strdup(de->d_name);
+	}
+	closedir(dp);
+	if (!n) {
+		snprintf(err, errlen, "%s: no .vpd file", dir);
+		goto out;
+	}
+	qsort(names, n, sizeof(*names), cmp_names);
+	/* every input is checked before anything is written */
+	for (size_t i = 0; i < n; i++) {
+		sqlite3 *db;
+		char why[256];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		if (open_ours(path, &db, why, sizeof(why))) {
+			snprintf(err, errlen, "%s: %s", path, why);
+			goto out;
+		}
+		sqlite3_close(db);
+	}
+	if (outfile_open(&o, out, force, err, errlen))
+		goto out;
+	snprintf(tmp, sizeof(tmp), "%s", o.tmp);
+	fclose(o.f);
+	unlink(tmp);
+	if (sqlite3_open(tmp, &w.db) != SQLITE_OK) {
+		snprintf(err, errlen, "%s: cannot create", out);
+		sqlite3_close(w.db);
+		goto out;
+	}
+	exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+	exec(&w, schema);
+	exec(&w, "BEGIN");
+	{
+		char *m = sqlite3_mprintf("INSERT INTO meta VALUES('format', %Q), ('version', '%d'),"
+					  " ('merged_files', '%d')",
+					  VPD_FORMAT, VPD_VERSION, (int)n);
+
+		exec(&w, m);
+		sqlite3_free(m);
+	}
+	exec(&w, "COMMIT");
+	for (size_t i = 0; i < n && !w.rc; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		merge_one(&w, path);
+	}
+	/* the merged span, and the first process as the one reports are named after */
+	exec(&w, "INSERT INTO meta SELECT 'root_pid', pid FROM process ORDER BY id LIMIT 1;"
+		 "INSERT INTO meta SELECT 'span_start_timestamp', MIN(t) FROM (SELECT"
+		 " MIN(start_timestamp) t FROM gcu_op UNION ALL SELECT MIN(start_timestamp) FROM"
+		 " api_call);"
+		 "INSERT INTO meta SELECT 'span_end_timestamp', MAX(t) FROM (SELECT"
+		 " MAX(end_timestamp) t FROM gcu_op UNION ALL SELECT MAX(end_timestamp) FROM"
+		 " api_call);");
+	if (sqlite3_close(w.db) != SQLITE_OK && !w.rc) {
+		snprintf(err, errlen, "%s: closing the database failed", out);
+		w.rc = -1;
+	}
+	if (!w.rc && rename(tmp, out)) {
+		snprintf(err, errlen, "%s: %s", out, strerror(errno));
+		w.rc = -1;
+	}
+	if (w.rc)
+		unlink(tmp);
+	rc = w.rc ? -1 : (int)n;
+out:
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	return rc;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * Visual-profiler data (vpd): an SQLite database per profiled process. Field tools read
+ *   gcu_op(id, name, start_timestamp, end_timestamp, device, stream, launch_id, duration,
+ *          view_id, ...)          name second, duration (ns) eighth, view_id "dev:<id>,user:<id>"
+ *   dev(id, row_name, node, category)     the rows named "GCU Kernels" are the kernel rows
+ * and we add process, api_call, topstx_range, topstx_mark, memcpy, stack, sample, counter and
+ * meta. Every timestamp is in ns since the epoch, so files of many hosts line up.
+ */
+#ifndef TOPSPROF_VPD_H
+#define TOPSPROF_VPD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+#define VPD_FORMAT  "topsprof-vpd"
+#define VPD_VERSION 1
+
+struct vpd_identity {
+	const char *host;
+	const char *rank;    /* "" when not a rank of a distributed job */
+	const char *command; /* the profiled command line */
+};
+
+/* the rank of this process in a distributed job (OMPI_COMM_WORLD_RANK, PMI_RANK, RANK...), or
+ * "" */
+const char *vpd_rank(void);
+
+/* one vpd per profiled process of m into dir, named <host>-rank<R>-<pid>.vpd (rank part left
+ * out outside a distributed job); the number written, or -1 with the reason in err */
+int vpd_export(const char *dir, const struct model *m, const struct vpd_identity *id, bool force,
+	       char *err, size_t errlen);
+/* a vpd back into a model, for --import-profile */
+int vpd_import(const char *path, struct model *m, char *err, size_t errlen);
+/* every *.vpd of dir into one file; the number of files merged, or -1 */
+int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t errlen);
+
+/* whether the file starts as an SQLite database does */
+bool vpd_is_sqlite(const char *path);
+
+#endif
