@@ -121,7 +121,8 @@ FUZZ := $(OUTPUT)/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
 FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c
-FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities
+FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
+	$(FUZZ)/fuzz_rawdata
 
 $(FUZZ)/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_PROFILE_SRCS)
 	$(call msg,FUZZ,$@)
@@ -132,6 +133,11 @@ $(FUZZ)/fuzz_profile_payload: tests/fuzz/fuzz_profile.c $(FUZZ_PROFILE_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -DFUZZ_PAYLOAD $^ -lz -o $@
+
+$(FUZZ)/fuzz_rawdata: tests/fuzz/fuzz_rawdata.c user/rawdata.c user/outfile.c $(FUZZ_PROFILE_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lz -o $@
 
 $(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/activity.c user/strlist.c
 	$(call msg,FUZZ,$@)

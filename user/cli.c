@@ -123,9 +123,9 @@ const struct opt_def cli_options[OPT__COUNT] = {
 				 "Load a profile saved by --export-profile, or a vpd file, and "
 				 "report it." },
 	[OPT_EXPORT_RAWDATA] = { OPT_EXPORT_RAWDATA, "export-rawdata", ARG_FILE, "FILE", NULL,
-				 GRP_IO, L | P, "Save the raw event streams and device records." },
+				 GRP_IO, L, "Save the raw event streams and device records." },
 	[OPT_IMPORT_RAWDATA] = { OPT_IMPORT_RAWDATA, "import-rawdata", ARG_FILE, "FILE", NULL,
-				 GRP_IO, P, "Analyse raw data saved by --export-rawdata." },
+				 GRP_IO, 0, "Analyse raw data saved by --export-rawdata." },
 	[OPT_EXPORT_CSV] = { OPT_EXPORT_CSV, "export-csv", ARG_FILE, "FILE", NULL, GRP_IO, 0,
 			     "Also write the printed report to FILE as CSV." },
 	[OPT_EXPORT_CHROME_TRACE] = { OPT_EXPORT_CHROME_TRACE, "export-chrome-trace", ARG_FILE,

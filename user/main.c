@@ -200,9 +200,7 @@ static int dispatch(struct cli *clip)
 	case CMD_MERGE:
 		return cmd_merge(&cli);
 	case CMD_IMPORT:
-		if (cli.given[OPT_IMPORT_PROFILE])
-			return cmd_import(&cli);
-		break;
+		return cmd_import(&cli);
 	default:
 		break;
 	}

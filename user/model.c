@@ -118,7 +118,8 @@ void model_add_str(struct model *m, const struct tp_str_event *e)
 	uint32_t end = e->offset + e->len;
 	char *buf;
 
-	if (!p || e->len > API_STR_CHUNK)
+	/* strings are cut at --topstx-max-bytes-size, 1 MiB at most */
+	if (!p || e->len > API_STR_CHUNK || e->offset > (1u << 20))
 		return;
 	if (end > p->len[k] || !p->buf[k]) {
 		buf = realloc(p->buf[k], (size_t)end + 1);

@@ -16,6 +16,7 @@
 #include "chrome.h"
 #include "store.h"
 #include "vpd.h"
+#include "rawdata.h"
 #include "outfile.h"
 #include "outname.h"
 
@@ -80,7 +81,7 @@ static double now_s(void)
 
 /* the files a run writes, their names expanded */
 struct outputs {
-	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX], vpd_dir[PATH_MAX];
+	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX], vpd_dir[PATH_MAX], raw[PATH_MAX];
 };
 
 struct run {
@@ -90,6 +91,7 @@ struct run {
 	struct tracer *tr;
 	struct ring_buffer *rb;
 	struct gcu_source *gcu;
+	struct raw_writer *raw;
 	struct launch app;
 	bool stats_mode;
 	char exe[PATH_MAX];
@@ -99,7 +101,10 @@ struct run {
 
 static void on_proc_event(void *ctx, const struct tp_proc_event *e)
 {
-	model_add_proc_event(&((struct run *)ctx)->m, e);
+	struct run *r = ctx;
+
+	raw_event(r->raw, e, sizeof(*e));
+	model_add_proc_event(&r->m, e);
 }
 
 static int on_api_event(void *ctx, void *data, size_t size)
@@ -107,6 +112,7 @@ static int on_api_event(void *ctx, void *data, size_t size)
 	struct run *r = ctx;
 	const struct tp_event_hdr *h = data;
 
+	raw_event(r->raw, data, size);
 	if (size >= sizeof(struct tp_api_event) && h->type == EV_API_CALL)
 		model_add_call(&r->m, data);
 	else if (size >= sizeof(struct tp_str_event) && h->type == EV_API_STR)
@@ -419,6 +425,7 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 		{ OPT_EXPORT_CHROME_TRACE, offsetof(struct outputs, chrome) },
 		{ OPT_EXPORT_PROFILE, offsetof(struct outputs, profile) },
 		{ OPT_EXPORT_VISUAL_PROFILER, offsetof(struct outputs, vpd_dir) },
+		{ OPT_EXPORT_RAWDATA, offsetof(struct outputs, raw) },
 	};
 	char err[PATH_MAX + 256];
 
@@ -474,6 +481,20 @@ static void print_outputs(const struct cli *cli, const struct model *m, const st
 	write_exports(cli, m, &ro, outs);
 }
 
+/* the analysis after collection, the same for a live run and replayed raw data */
+static void finish_model(struct model *m, bool stats_mode, const char *include_domains)
+{
+	model_keep_own_gcu(m);
+	model_finish(m, !stats_mode, include_domains);
+	gcu_align(m);
+	if (!stats_mode)
+		gcu_join(m);
+	if (m->gcu_joined)
+		pr_debug("joined %llu of %zu GCU records to API calls; %llu calls without a record",
+			 (unsigned long long)m->joined, m->nops,
+			 (unsigned long long)m->unjoined_calls);
+}
+
 static void report(struct run *r)
 {
 	const struct cli *cli = r->cli;
@@ -486,17 +507,21 @@ static void report(struct run *r)
 		r->m.lost_pids += d.pids;
 	}
 	r->m.buffer_size = cli->buffer_size;
-	model_keep_own_gcu(&r->m);
-	model_finish(&r->m, !r->stats_mode,
+	if (r->raw) {
+		struct raw_settings rs = { .stats_mode = r->stats_mode,
+					   .has_include = cli->given[OPT_TOPSTX_DOMAIN_INCLUDE] };
+		char err[PATH_MAX + 256];
+
+		if (rs.has_include)
+			snprintf(rs.include_domains, sizeof(rs.include_domains), "%s",
+				 cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]);
+		if (raw_finish(r->raw, &r->m, &rs, err, sizeof(err)))
+			pr_error("--export-rawdata: %s", err);
+		r->raw = NULL;
+	}
+	finish_model(&r->m, r->stats_mode,
 		     cli->given[OPT_TOPSTX_DOMAIN_INCLUDE] ? cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]
 							   : NULL);
-	gcu_align(&r->m);
-	if (!r->stats_mode)
-		gcu_join(&r->m);
-	if (r->m.gcu_joined)
-		pr_debug("joined %llu of %zu GCU records to API calls; %llu calls without a record",
-			 (unsigned long long)r->m.joined, r->m.nops,
-			 (unsigned long long)r->m.unjoined_calls);
 	r->m.process_s = now_s() - t0;
 	print_outputs(cli, &r->m, &r->outs);
 }
@@ -539,6 +564,15 @@ int cmd_profile(const struct cli *cli)
 	if (prepare_outputs(cli, &r.outs) || find_libraries(&r) || setup_bpf(&r))
 		goto out;
 	setup_gcu(&r);
+	if (r.outs.raw[0]) {
+		char err[PATH_MAX + 256];
+
+		if (raw_open(&r.raw, r.outs.raw, cli->given[OPT_FORCE_OVERWRITE], err,
+			     sizeof(err))) {
+			pr_error("--export-rawdata: %s", err);
+			goto out;
+		}
+	}
 	if (!cli->profile_from_start)
 		pr_warn("--profile-from-start off: nothing is collected until 'topsprof start', which "
 			"comes with sessions in a later release of topsprof");
@@ -572,6 +606,7 @@ int cmd_profile(const struct cli *cli)
 out:
 	child_pid = 0;
 	ring_buffer__free(r.rb);
+	raw_abort(r.raw);
 	gcu_source_close(r.gcu);
 	tracer_close(r.tr);
 	proctree_close(r.pt);
@@ -590,10 +625,23 @@ int cmd_import(const struct cli *cli)
 	if (prepare_outputs(cli, &outs))
 		return 1;
 	model_init(&m);
-	rc = vpd_is_sqlite(path) ? vpd_import(path, &m, err, sizeof(err))
-				 : store_read_profile(path, &m, err, sizeof(err));
+	if (cli->given[OPT_IMPORT_RAWDATA]) {
+		struct raw_settings rs;
+		double t0 = now_s();
+
+		path = cli->text[OPT_IMPORT_RAWDATA];
+		rc = raw_import(path, &m, &rs, err, sizeof(err));
+		if (!rc) {
+			finish_model(&m, rs.stats_mode, rs.has_include ? rs.include_domains : NULL);
+			m.process_s = now_s() - t0;
+		}
+	} else {
+		rc = vpd_is_sqlite(path) ? vpd_import(path, &m, err, sizeof(err))
+					 : store_read_profile(path, &m, err, sizeof(err));
+	}
 	if (rc) {
-		pr_error("--import-profile: %s: %s", path, err);
+		pr_error("--import-%s: %s: %s",
+			 cli->given[OPT_IMPORT_RAWDATA] ? "rawdata" : "profile", path, err);
 		model_free(&m);
 		return 2;
 	}

@@ -254,11 +254,11 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 			if (op->rec.pid != pid)
 				continue;
 			snprintf(view, sizeof(view), "dev:%lld,user:1", (long long)(dev + sub));
-			row(w, st, "itiiiiiittiiiiiii", ++n, report_op_label(op, name, sizeof(name)),
-			    (int64_t)op->start_ns + off, (int64_t)op->end_ns + off, (int64_t)d,
-			    (int64_t)op->rec.stream_id, (int64_t)op->rec.launch_id,
-			    (int64_t)(op->end_ns - op->start_ns), view, report_op_type(op),
-			    (int64_t)op->rec.bytes, (int64_t)op->rec.copy_kind,
+			row(w, st, "itiiiiiittiiiiiii", ++n,
+			    report_op_label(op, name, sizeof(name)), (int64_t)op->start_ns + off,
+			    (int64_t)op->end_ns + off, (int64_t)d, (int64_t)op->rec.stream_id,
+			    (int64_t)op->rec.launch_id, (int64_t)(op->end_ns - op->start_ns), view,
+			    report_op_type(op), (int64_t)op->rec.bytes, (int64_t)op->rec.copy_kind,
 			    (int64_t)op->rec.engine, (int64_t)op->rec.kind, (int64_t)op->rec.tid,
 			    op->call >= 0 ? call_row[op->call] : (int64_t)0, dev + sub);
 			if (op->rec.kind == GCU_REC_MEMCPY)
@@ -294,14 +294,14 @@ static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max)
 {
 	size_t n = 0;
 
-#define ADD(p)                                                                                    \
-	do {                                                                                      \
-		uint32_t p_ = (p);                                                                \
-		size_t k_;                                                                        \
-		for (k_ = 0; k_ < n && out[k_] != p_; k_++)                                       \
-			;                                                                         \
-		if (k_ == n && n < max && p_)                                                     \
-			out[n++] = p_;                                                            \
+#define ADD(p)                                              \
+	do {                                                \
+		uint32_t p_ = (p);                          \
+		size_t k_;                                  \
+		for (k_ = 0; k_ < n && out[k_] != p_; k_++) \
+			;                                   \
+		if (k_ == n && n < max && p_)               \
+			out[n++] = p_;                      \
 	} while (0)
 	ADD(m->root_pid);
 	for (size_t i = 0; i < m->nprocs; i++)
@@ -621,12 +621,13 @@ int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
 		       " ORDER BY a.id",
 		       m, one_call);
 	if (!rc)
-		rc = read_rows(db,
-			       "SELECT g.name, g.start_timestamp, g.end_timestamp, g.device,"
-			       " g.stream, g.launch_id, g.bytes, g.copy_kind, g.engine, g.kind, p.pid,"
-			       " g.api_call_id, g.tid FROM gcu_op g"
-			       " JOIN process p ON p.id = g.process_id ORDER BY g.id",
-			       m, one_op);
+		rc = read_rows(
+			db,
+			"SELECT g.name, g.start_timestamp, g.end_timestamp, g.device,"
+			" g.stream, g.launch_id, g.bytes, g.copy_kind, g.engine, g.kind, p.pid,"
+			" g.api_call_id, g.tid FROM gcu_op g"
+			" JOIN process p ON p.id = g.process_id ORDER BY g.id",
+			m, one_op);
 	if (!rc)
 		rc = read_rows(db,
 			       "SELECT r.domain, r.name, r.start_timestamp, r.end_timestamp, p.pid,"
@@ -685,7 +686,8 @@ static int64_t max_id(sqlite3 *db, const char *table)
 	int64_t v = 0;
 
 	snprintf(sql, sizeof(sql), "SELECT COALESCE(MAX(id), 0) FROM main.%s", table);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW)
 		v = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
 	return v;
@@ -782,9 +784,10 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 	exec(&w, schema);
 	exec(&w, "BEGIN");
 	{
-		char *m = sqlite3_mprintf("INSERT INTO meta VALUES('format', %Q), ('version', '%d'),"
-					  " ('merged_files', '%d')",
-					  VPD_FORMAT, VPD_VERSION, (int)n);
+		char *m =
+			sqlite3_mprintf("INSERT INTO meta VALUES('format', %Q), ('version', '%d'),"
+					" ('merged_files', '%d')",
+					VPD_FORMAT, VPD_VERSION, (int)n);
 
 		exec(&w, m);
 		sqlite3_free(m);

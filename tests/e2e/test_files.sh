@@ -103,6 +103,32 @@ for f in bad.trunc bad.flip bad.version bad.empty bad.kind; do
 done
 expect_err "not a topsprof profile"
 
+# --- raw data: replayed through the same analysis, it reproduces the report --------------------------
+for opts in "" "--print-gcu-trace" "--print-summary-per-gcu"; do
+	for mode in stats trace; do
+		rm -f "$TMP/r.raw"
+		run "$TOPSPROF" $opts --api-mode $mode --export-rawdata "$TMP/r.raw" \
+			--topstx-domain-include Training "$BIN/topstx_ranges"
+		expect_rc 0
+		grep -v '^process profile data' <<<"$out" | sed 's/^==[0-9]*==//' >"$TMP/live"
+		run "$TOPSPROF" $opts --import-rawdata "$TMP/r.raw"
+		expect_rc 0
+		grep -v '^process profile data' <<<"$out" | sed 's/^==[0-9]*==//' >"$TMP/replayed"
+		cmp -s "$TMP/live" "$TMP/replayed" ||
+			die "raw data ($opts, $mode): $(diff "$TMP/live" "$TMP/replayed")"
+	done
+done
+gzip -t "$TMP/r.raw" || die "raw data is not a gzip stream"
+head -c 200 "$TMP/r.raw" >"$TMP/raw.trunc"
+cp "$TMP/r.raw" "$TMP/raw.flip"
+printf '\x55\x55\x55' | dd of="$TMP/raw.flip" bs=1 seek=300 conv=notrunc 2>/dev/null
+for f in raw.trunc raw.flip p.prof; do
+	run "$TOPSPROF" --import-rawdata "$TMP/$f"
+	expect_rc 2 "$f"
+	expect_lines err 1
+	expect_err "topsprof: error: --import-rawdata: $TMP/$f: "
+done
+
 # --- names for ranks; never overwritten; atomic ------------------------------------------------------
 RANK=3 run "$TOPSPROF" --quiet --export-csv "$TMP/r%q{RANK}-%h-%p.csv" "$BIN/simpleElemwiseAdd"
 expect_rc 0
