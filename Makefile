@@ -122,7 +122,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefin
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
 FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
-	$(FUZZ)/fuzz_rawdata
+	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd
 
 $(FUZZ)/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_PROFILE_SRCS)
 	$(call msg,FUZZ,$@)
@@ -138,6 +138,12 @@ $(FUZZ)/fuzz_rawdata: tests/fuzz/fuzz_rawdata.c user/rawdata.c user/outfile.c $(
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lz -o $@
+
+$(FUZZ)/fuzz_vpd: tests/fuzz/fuzz_vpd.c user/vpd.c user/outfile.c user/report.c user/format.c \
+		$(FUZZ_PROFILE_SRCS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lsqlite3 -lz -lm -o $@
 
 $(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/activity.c user/strlist.c
 	$(call msg,FUZZ,$@)

@@ -2,6 +2,7 @@
 #include "chrome.h"
 #include "report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static void json_str(FILE *out, const char *s)
@@ -73,6 +74,51 @@ static uint64_t first_time(const struct model *m)
 	return t == UINT64_MAX ? 0 : t;
 }
 
+struct edge {
+	uint64_t t;
+	int delta;
+};
+
+static int by_time(const void *a, const void *b)
+{
+	const struct edge *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->delta - y->delta; /* an end before a start at the same time */
+}
+
+/* a counter per device: how many of its commands run at each moment */
+static void busy_counters(struct writer *w, const struct model *m)
+{
+	struct edge *e = malloc((2 * m->nops + 1) * sizeof(*e));
+
+	for (int d = 0; e && d < GCU_RO_MAX_DEVICES; d++) {
+		size_t n = 0;
+		int level = 0;
+
+		for (size_t i = 0; i < m->nops; i++) {
+			if (m->ops[i].rec.device != (uint32_t)d ||
+			    m->ops[i].rec.kind == GCU_REC_DTE)
+				continue;
+			e[n++] = (struct edge){ m->ops[i].start_ns, 1 };
+			e[n++] = (struct edge){ m->ops[i].end_ns, -1 };
+		}
+		qsort(e, n, sizeof(*e), by_time);
+		for (size_t i = 0; i < n; i++) {
+			level += e[i].delta;
+			if (i + 1 < n && e[i + 1].t == e[i].t)
+				continue; /* one value per moment */
+			begin(w);
+			fprintf(w->out,
+				"{\"ph\":\"C\",\"name\":\"commands running\",\"pid\":%llu,"
+				"\"ts\":%.3f,\"args\":{\"commands\":%d}}",
+				(unsigned long long)CHROME_GCU_PID(d), us(w, e[i].t), level);
+		}
+	}
+	free(e);
+}
+
 void chrome_write(FILE *out, const struct model *m)
 {
 	struct writer w = { out, first_time(m), true };
@@ -140,5 +186,6 @@ void chrome_write(FILE *out, const struct model *m)
 			"\"pid\":%llu,\"tid\":%u,\"ts\":%.3f}",
 			i + 1, (unsigned long long)CHROME_GCU_PID(d), s, us(&w, op->start_ns));
 	}
+	busy_counters(&w, m);
 	fputs("\n]}\n", out);
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* --export-chrome-trace: the Chrome trace-event JSON that ui.perfetto.dev and chrome://tracing
- * open: API calls on their threads, topstx ranges, GCU records per device and stream, and a flow
- * arrow from each call to the GCU record it caused. */
+ * open: API calls on their threads, topstx ranges, GCU records per device and stream, a flow
+ * arrow from each call to the GCU record it caused, and a counter per device of the commands
+ * running. */
 #ifndef TOPSPROF_CHROME_H
 #define TOPSPROF_CHROME_H
 

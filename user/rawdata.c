@@ -24,7 +24,7 @@ enum raw_type {
 };
 
 #define MAX_RECORD (1u << 20)
-#define NAME_LEN    1023 /* a kernel name, at most */
+#define NAME_LEN   1023 /* a kernel name, at most */
 
 struct raw_writer {
 	struct outfile o;
@@ -84,11 +84,11 @@ void raw_note(struct raw_writer *w, const char *key, const char *value)
 		put(w, RAW_NOTE, key, strlen(key) + 1, value, strlen(value));
 }
 
-int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_settings *s,
-	       char *err, size_t errlen)
+int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_settings *s, char *err,
+	       size_t errlen)
 {
-	uint64_t losses[6] = { m->lost_calls,	    m->lost_strings,	    m->lost_depth,
-			       m->lost_stats,	    m->lost_proc_events,    m->lost_pids };
+	uint64_t losses[6] = { m->lost_calls, m->lost_strings,	   m->lost_depth,
+			       m->lost_stats, m->lost_proc_events, m->lost_pids };
 	char num[64];
 
 	raw_note(w, "stats_mode", s->stats_mode ? "1" : "0");
@@ -343,8 +343,7 @@ static int record(uint32_t type, const unsigned char *p, uint32_t len, struct mo
 	}
 }
 
-int raw_import(const char *path, struct model *m, struct raw_settings *s, char *err,
-	       size_t errlen)
+int raw_import(const char *path, struct model *m, struct raw_settings *s, char *err, size_t errlen)
 {
 	gzFile gz = gzopen(path, "rb");
 	unsigned char *buf = malloc(MAX_RECORD);
@@ -366,13 +365,14 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 			uint32_t v;
 
 			if (hdr[0] != RAW_MAGIC || hdr[1] != 12 || memcmp(buf, "TOPSRAW", 8)) {
-				snprintf(err, errlen, "not topsprof raw data (from --export-rawdata)");
+				snprintf(err, errlen,
+					 "not topsprof raw data (from --export-rawdata)");
 				goto out;
 			}
 			memcpy(&v, buf + 8, 4);
 			if (v != RAW_VERSION) {
-				snprintf(err, errlen, "raw data version %u, this topsprof reads %d", v,
-					 RAW_VERSION);
+				snprintf(err, errlen, "raw data version %u, this topsprof reads %d",
+					 v, RAW_VERSION);
 				goto out;
 			}
 			started = true;
@@ -392,7 +392,8 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 		unsigned char extra;
 		int zerr;
 
-		if (gzread(gz, &extra, 1) != 0 || (gzerror(gz, &zerr), zerr != Z_OK && zerr != Z_BUF_ERROR)) {
+		if (gzread(gz, &extra, 1) != 0 ||
+		    (gzerror(gz, &zerr), zerr != Z_OK && zerr != Z_BUF_ERROR)) {
 			snprintf(err, errlen, "corrupt: %s", gzerror(gz, &zerr));
 			goto out;
 		}
@@ -400,9 +401,10 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 		int zerr;
 		const char *why = gzerror(gz, &zerr);
 
-		snprintf(err, errlen, "%s", !started ? "not topsprof raw data (from --export-rawdata)"
-					    : zerr && zerr != Z_STREAM_END ? why
-									    : "truncated");
+		snprintf(err, errlen, "%s",
+			 !started ? "not topsprof raw data (from --export-rawdata)"
+			 : zerr && zerr != Z_STREAM_END ? why
+							: "truncated");
 		goto out;
 	}
 	rc = 0;

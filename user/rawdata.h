@@ -35,12 +35,11 @@ void raw_event(struct raw_writer *w, const void *data, size_t size);
 void raw_note(struct raw_writer *w, const char *key, const char *value);
 /* the device side (records, sync pairs), kernel statistics and losses of the unfinished model,
  * then the file is closed and put in place; 0, or -1 with the reason in err */
-int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_settings *s,
-	       char *err, size_t errlen);
+int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_settings *s, char *err,
+	       size_t errlen);
 void raw_abort(struct raw_writer *w);
 
 /* replay a raw data file into an empty model, unfinished; 0 or -1 with the reason in err */
-int raw_import(const char *path, struct model *m, struct raw_settings *s, char *err,
-	       size_t errlen);
+int raw_import(const char *path, struct model *m, struct raw_settings *s, char *err, size_t errlen);
 
 #endif

@@ -53,6 +53,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 ev = d["traceEvents"]
 need = {"X": {"name", "ph", "ts", "dur", "pid", "tid", "cat"}, "M": {"name", "ph", "pid", "args"},
+        "C": {"name", "ph", "ts", "pid", "args"},
         "s": {"name", "ph", "ts", "pid", "tid", "id", "cat"}, "f": {"name", "ph", "ts", "pid", "tid", "id", "cat", "bp"}}
 for e in ev:
     assert need[e["ph"]] <= set(e), e
@@ -64,6 +65,11 @@ api = [e for e in ev if e["ph"] == "X" and e["cat"] == "runtime"]
 gcu = [e for e in ev if e["ph"] == "X" and e["pid"] >= 1000000000]
 assert len(api) == 2 * (20 * 4 + 23) + 2, len(api)
 assert len(gcu) == 2 * 20 * 3, len(gcu)
+# the counters of commands running per device: never below 0, back to 0 at the end
+for pid in {e["pid"] for e in ev if e["ph"] == "C"}:
+    vals = [e["args"]["commands"] for e in ev if e["ph"] == "C" and e["pid"] == pid]
+    assert min(vals) >= 0 and vals[-1] == 0 and max(vals) >= 1, vals
+assert any(e["ph"] == "C" for e in ev)
 # every flow leaves a launch call and lands inside its GCU slice
 for i, s in starts.items():
     f = ends[i]
