@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "model.h"
+#include "grow.h"
 #include "strlist.h"
 
 #include <stdlib.h>
@@ -13,23 +14,6 @@ struct pending_str {
 	bool ended[2];	 /* the last piece arrived */
 	bool truncated[2];
 };
-
-/* grow *arr (of elem bytes) to hold one more; false when out of memory */
-static bool grow(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	size_t ncap;
-	void *p;
-
-	if (n < *cap)
-		return true;
-	ncap = *cap ? *cap * 2 : 64;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = ncap;
-	return true;
-}
 
 void model_init(struct model *m)
 {
@@ -75,7 +59,7 @@ static struct proc_info *proc_get(struct model *m, uint32_t pid)
 	for (size_t i = 0; i < m->nprocs; i++)
 		if (m->procs[i].pid == pid && !m->procs[i].exited)
 			return &m->procs[i];
-	if (!grow((void **)&m->procs, &m->procs_cap, m->nprocs, sizeof(*m->procs)))
+	if (!grow_array((void **)&m->procs, &m->procs_cap, m->nprocs, sizeof(*m->procs)))
 		return NULL;
 	memset(&m->procs[m->nprocs], 0, sizeof(*m->procs));
 	m->procs[m->nprocs].pid = pid;
@@ -104,7 +88,7 @@ static struct pending_str *pending_get(struct model *m, uint64_t call_id, bool c
 		if (m->pending[i].call_id == call_id)
 			return &m->pending[i];
 	if (!create ||
-	    !grow((void **)&m->pending, &m->pending_cap, m->npending, sizeof(*m->pending)))
+	    !grow_array((void **)&m->pending, &m->pending_cap, m->npending, sizeof(*m->pending)))
 		return NULL;
 	memset(&m->pending[m->npending], 0, sizeof(*m->pending));
 	m->pending[m->npending].call_id = call_id;
@@ -154,7 +138,7 @@ void model_add_call(struct model *m, const struct tp_api_event *e)
 
 	if (e->fn >= api_table_len)
 		return;
-	if (!grow((void **)&m->calls, &m->calls_cap, m->ncalls, sizeof(*m->calls))) {
+	if (!grow_array((void **)&m->calls, &m->calls_cap, m->ncalls, sizeof(*m->calls))) {
 		m->lost_calls++;
 		return;
 	}
@@ -227,7 +211,7 @@ void model_add_gcu(struct model *m, const struct gcu_record *r, const char *name
 
 	if (r->device >= GCU_RO_MAX_DEVICES)
 		return;
-	if (!grow((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops)))
+	if (!grow_array((void **)&m->ops, &m->ops_cap, m->nops, sizeof(*m->ops)))
 		return;
 	op = &m->ops[m->nops++];
 	memset(op, 0, sizeof(*op));
@@ -243,7 +227,7 @@ void model_add_sync(struct model *m, int dev, uint64_t host_ns, uint64_t ticks)
 	if (dev < 0 || dev >= GCU_RO_MAX_DEVICES)
 		return;
 	d = &m->dev[dev];
-	if (!grow((void **)&d->pairs, &d->pairs_cap, d->npairs, sizeof(*d->pairs)))
+	if (!grow_array((void **)&d->pairs, &d->pairs_cap, d->npairs, sizeof(*d->pairs)))
 		return;
 	d->pairs[d->npairs++] = (struct sync_pair){ host_ns, ticks };
 }
@@ -302,7 +286,7 @@ static void add_range(struct model *m, const struct tx_state *s, const struct op
 
 	if (dom && !domain_included(s->include, dom))
 		return;
-	if (!grow((void **)&m->ranges, &m->ranges_cap, m->nranges, sizeof(*m->ranges)))
+	if (!grow_array((void **)&m->ranges, &m->ranges_cap, m->nranges, sizeof(*m->ranges)))
 		return;
 	r = &m->ranges[m->nranges++];
 	r->domain = dom ? strdup(dom) : NULL;
@@ -330,7 +314,7 @@ static void add_mark(struct model *m, const struct tx_state *s, const struct api
 			return;
 		}
 	}
-	if (!grow((void **)&m->marks, &m->marks_cap, m->nmarks, sizeof(*m->marks)))
+	if (!grow_array((void **)&m->marks, &m->marks_cap, m->nmarks, sizeof(*m->marks)))
 		return;
 	m->marks[m->nmarks].domain = dom ? strdup(dom) : NULL;
 	m->marks[m->nmarks].name = strdup(name);
@@ -356,7 +340,7 @@ static void tx_call(struct model *m, struct tx_state *s, const struct api_call *
 	case TX_START:
 		if ((f->tx == TX_PUSH && c->ret < 0) || (f->tx == TX_START && !c->ret))
 			return; /* refused by the library */
-		if (!grow((void **)&s->open, &s->cap, s->nopen, sizeof(*s->open)))
+		if (!grow_array((void **)&s->open, &s->cap, s->nopen, sizeof(*s->open)))
 			return;
 		s->open[s->nopen++] =
 			(struct open_range){ c->pid, f->tx == TX_PUSH ? c->tid : 0, domain,

@@ -3,6 +3,7 @@
  * printed as the manual's text or as CSV, so that both always say the same. */
 #include "report.h"
 #include "format.h"
+#include "grow.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -34,15 +35,8 @@ static int by_time(const void *a, const void *b)
 /* a new row; NULL when out of memory */
 static struct row *table_put(struct table *t, const char *name, char *owned)
 {
-	if (t->n == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 32;
-		struct row *r = realloc(t->rows, ncap * sizeof(*r));
-
-		if (!r)
-			return NULL;
-		t->rows = r;
-		t->cap = ncap;
-	}
+	if (!grow_array((void **)&t->rows, &t->cap, t->n, sizeof(*t->rows)))
+		return NULL;
 	t->rows[t->n] = (struct row){ name, owned, 0, 0, UINT64_MAX, 0 };
 	return &t->rows[t->n++];
 }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "store.h"
+#include "grow.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -464,22 +465,6 @@ static int decode_calls(struct rbuf *r, struct model *m)
 		}
 	}
 	return r->bad ? -1 : 0;
-}
-
-static bool grow_array(void **arr, size_t *cap, size_t n, size_t elem)
-{
-	void *p;
-	size_t ncap;
-
-	if (n < *cap)
-		return true;
-	ncap = *cap ? *cap * 2 : 64;
-	p = realloc(*arr, ncap * elem);
-	if (!p)
-		return false;
-	*arr = p;
-	*cap = ncap;
-	return true;
 }
 
 static int decode_ranges(struct rbuf *r, struct model *m)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "vpd.h"
+#include "grow.h"
 #include "outfile.h"
 #include "report.h"
 
@@ -547,17 +548,9 @@ static int one_op(sqlite3_stmt *st, struct model *m)
 static int one_range(sqlite3_stmt *st, struct model *m)
 {
 	struct tx_range *r;
-	void *p;
 
-	if (m->nranges == m->ranges_cap) {
-		size_t ncap = m->ranges_cap ? m->ranges_cap * 2 : 64;
-
-		p = realloc(m->ranges, ncap * sizeof(*m->ranges));
-		if (!p)
-			return -1;
-		m->ranges = p;
-		m->ranges_cap = ncap;
-	}
+	if (!grow_array((void **)&m->ranges, &m->ranges_cap, m->nranges, sizeof(*m->ranges)))
+		return -1;
 	r = &m->ranges[m->nranges++];
 	r->domain = dup_col(st, 0);
 	r->name = dup_col(st, 1);
@@ -573,17 +566,8 @@ static int one_range(sqlite3_stmt *st, struct model *m)
 
 static int one_mark(sqlite3_stmt *st, struct model *m)
 {
-	void *p;
-
-	if (m->nmarks == m->marks_cap) {
-		size_t ncap = m->marks_cap ? m->marks_cap * 2 : 16;
-
-		p = realloc(m->marks, ncap * sizeof(*m->marks));
-		if (!p)
-			return -1;
-		m->marks = p;
-		m->marks_cap = ncap;
-	}
+	if (!grow_array((void **)&m->marks, &m->marks_cap, m->nmarks, sizeof(*m->marks)))
+		return -1;
 	m->marks[m->nmarks].domain = dup_col(st, 0);
 	m->marks[m->nmarks].name = dup_col(st, 1);
 	if (!m->marks[m->nmarks].name)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "gcu/correlate.h"
 #include "gcu/clock.h"
+#include "grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -92,15 +93,8 @@ static bool consistent(struct ids *ids, uint32_t pid, bool stream, uint64_t key,
 	for (size_t i = 0; i < ids->n; i++)
 		if (ids->v[i].pid == pid && ids->v[i].stream == stream && ids->v[i].key == key)
 			return ids->v[i].val == val;
-	if (ids->n == ids->cap) {
-		size_t ncap = ids->cap ? ids->cap * 2 : 64;
-		struct identity *n = realloc(ids->v, ncap * sizeof(*n));
-
-		if (!n)
-			return false;
-		ids->v = n;
-		ids->cap = ncap;
-	}
+	if (!grow_array((void **)&ids->v, &ids->cap, ids->n, sizeof(*ids->v)))
+		return false;
 	ids->v[ids->n++] = (struct identity){ pid, key, val, stream };
 	return true;
 }
