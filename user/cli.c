@@ -158,21 +158,21 @@ const struct opt_def cli_options[OPT__COUNT] = {
 			     "As --debug, and write the raw state to files in the current "
 			     "directory for a bug report." },
 	/* control */
-	[OPT_SESSION] = { OPT_SESSION, "session", ARG_SESSION, "NAME", NULL, GRP_CONTROL, P,
+	[OPT_SESSION] = { OPT_SESSION, "session", ARG_SESSION, "NAME", NULL, GRP_CONTROL, 0,
 			  "An existing session: the one to join when profiling, or to control with "
 			  "start, stop, cancel." },
 	[OPT_SESSION_NEW] = { OPT_SESSION_NEW, "session-new", ARG_SESSION, "NAME", "{pid}",
-			      GRP_CONTROL, L | P,
+			      GRP_CONTROL, L,
 			      "Create a session of this name for this run (letters, digits, '-', "
 			      "'_')." },
 	[OPT_SESSION_LIST] = { OPT_SESSION_LIST, "session-list", ARG_NONE, NULL, NULL, GRP_CONTROL,
-			       OF_STANDALONE | P, "List the sessions on this host." },
-	[OPT_START] = { OPT_START, "start", ARG_NONE, NULL, NULL, GRP_CONTROL, OF_CONTROL | P,
+			       OF_STANDALONE, "List the sessions on this host." },
+	[OPT_START] = { OPT_START, "start", ARG_NONE, NULL, NULL, GRP_CONTROL, OF_CONTROL,
 			"Start (resume) collection of a running topsprof; also the bare word "
 			"'topsprof start'." },
-	[OPT_STOP] = { OPT_STOP, "stop", ARG_NONE, NULL, NULL, GRP_CONTROL, OF_CONTROL | P,
+	[OPT_STOP] = { OPT_STOP, "stop", ARG_NONE, NULL, NULL, GRP_CONTROL, OF_CONTROL,
 		       "Pause collection of a running topsprof, keeping what it collected." },
-	[OPT_CANCEL] = { OPT_CANCEL, "cancel", ARG_NONE, NULL, NULL, GRP_CONTROL, OF_CONTROL | P,
+	[OPT_CANCEL] = { OPT_CANCEL, "cancel", ARG_NONE, NULL, NULL, GRP_CONTROL, OF_CONTROL,
 			 "Throw away what a running topsprof collected so far." },
 	[OPT_ATTACH_PID] = { OPT_ATTACH_PID, "attach-pid", ARG_PID, "PID", NULL, GRP_CONTROL, X | P,
 			     "Profile a running process and its future children instead of "
@@ -184,7 +184,7 @@ const struct opt_def cli_options[OPT__COUNT] = {
 	[OPT_DURATION] = { OPT_DURATION, "duration", ARG_SECONDS, "SECONDS", NULL, GRP_CONTROL,
 			   L | X | P, "Stop profiling after SECONDS (e.g. 10, 2.5s, 500ms)." },
 	/* advanced */
-	[OPT_RESET] = { OPT_RESET, "reset", ARG_NONE, NULL, NULL, GRP_ADVANCED, OF_STANDALONE | P,
+	[OPT_RESET] = { OPT_RESET, "reset", ARG_NONE, NULL, NULL, GRP_ADVANCED, OF_STANDALONE,
 			"Reset topsprof's state (stale sessions, pinned BPF objects) and remove "
 			"~/.trace.topspti.conf; use after topsprof ended abnormally." },
 	[OPT_PLUGIN_LIST] = { OPT_PLUGIN_LIST, "plugin-list", ARG_NONE, NULL, NULL, GRP_ADVANCED,

@@ -7,12 +7,15 @@
 #include "outname.h"
 #include "log.h"
 #include "run.h"
+#include "session.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 enum {
@@ -110,6 +113,16 @@ static void print_domains(FILE *f)
 	trace_domain_print_query(f, NULL, 0);
 }
 
+static void print_sessions(FILE *f)
+{
+	session_list(f);
+}
+
+static void print_reset(FILE *f)
+{
+	session_reset(f);
+}
+
 /* what print writes, to standard output and the log file */
 static int print_via(void (*print)(FILE *))
 {
@@ -167,6 +180,12 @@ int main(int argc, char **argv)
 		pr_error("--log-file: %s", err);
 		rc = rc ? rc : 1;
 	}
+	if (run_exit_signal && run_exit_signal != SIGKILL && run_exit_signal != SIGSTOP) {
+		/* die as the application did, but leave its core file alone */
+		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
+		signal(run_exit_signal, SIG_DFL);
+		raise(run_exit_signal);
+	}
 	return rc;
 }
 
@@ -199,6 +218,19 @@ static int dispatch(struct cli *clip)
 		return cmd_profile(&cli);
 	case CMD_MERGE:
 		return cmd_merge(&cli);
+	case CMD_CONTROL: {
+		char err[512];
+		int rc = session_control(cli.given[OPT_SESSION] ? cli.text[OPT_SESSION] : NULL,
+					 cli.control, stdout, err, sizeof(err));
+
+		if (rc)
+			pr_error("%s", err);
+		return rc ? 1 : 0;
+	}
+	case CMD_SESSION_LIST:
+		return print_via(print_sessions);
+	case CMD_RESET:
+		return print_via(print_reset);
 	case CMD_IMPORT:
 		return cmd_import(&cli);
 	default:

@@ -417,3 +417,18 @@ void model_keep_own_gcu(struct model *m)
 			m->ops[j++] = m->ops[i];
 	m->nops = j;
 }
+
+void model_clear_collected(struct model *m)
+{
+	for (size_t i = 0; i < m->ncalls; i++) {
+		free(m->calls[i].str[0]);
+		free(m->calls[i].str[1]);
+	}
+	for (size_t i = 0; i < m->npending; i++) {
+		free(m->pending[i].buf[0]);
+		free(m->pending[i].buf[1]);
+	}
+	m->ncalls = m->npending = m->nops = 0;
+	memset(m->stats, 0, sizeof(m->stats));
+	m->first_ns = m->last_ns = 0;
+}

@@ -123,4 +123,8 @@ uint64_t model_lost_total(const struct model *m);
  * other profiled applications share the devices */
 void model_keep_own_gcu(struct model *m);
 
+/* topsprof cancel: forget what was collected so far (calls, statistics, GCU records, strings);
+ * the run's own facts (processes, devices, header) stay */
+void model_clear_collected(struct model *m);
+
 #endif

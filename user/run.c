@@ -16,6 +16,7 @@
 #include "chrome.h"
 #include "store.h"
 #include "vpd.h"
+#include "session.h"
 #include "rawdata.h"
 #include "outfile.h"
 #include "outname.h"
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -92,6 +94,8 @@ struct run {
 	struct ring_buffer *rb;
 	struct gcu_source *gcu;
 	struct raw_writer *raw;
+	struct session *session;
+	bool collecting;
 	struct launch app;
 	bool stats_mode;
 	char exe[PATH_MAX];
@@ -217,16 +221,35 @@ static void setup_gcu(struct run *r)
 	unsigned act = activity_to_gcu(cli->activities);
 	const char *meta = getenv("ENFLAME_GENERATE_PROFILE_META");
 
-	if (!act)
-		return;
-	if (!cli->profile_from_start)
-		return; /* see cmd_profile() */
+	if (!act || !r->collecting)
+		return; /* with collection off, the devices start recording at 'topsprof start' */
 	if ((act & (GCU_ACT_CDTE | GCU_ACT_SDTE)) && (!meta || strcmp(meta, "true")))
 		pr_warn("Memcpy_cdte/Memcpy_sdte need profile meta, which this run will not have: "
 			"export ENFLAME_GENERATE_PROFILE_META=true (factor programs) or compile with "
 			"topscc -fgcu-generate-profile-meta");
 	if (gcu_source_open(&r->gcu, &gcu_backend_readout, act, &r->m))
 		r->gcu = NULL;
+}
+
+/* every run is a member of a session: a new one, or the one named by --session */
+static int open_session(struct run *r)
+{
+	const struct cli *cli = r->cli;
+	char cmd[1024] = "", err[PATH_MAX + 256];
+	size_t used = 0;
+
+	for (int i = 0; i < cli->app_argc && used < sizeof(cmd); i++)
+		used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s", i ? " " : "",
+					 cli->app_argv[i]);
+	if (session_open(&r->session,
+			 cli->given[OPT_SESSION_NEW] ? cli->text[OPT_SESSION_NEW]
+			 : cli->given[OPT_SESSION]   ? cli->text[OPT_SESSION]
+						     : NULL,
+			 cli->given[OPT_SESSION], cmd, r->collecting, err, sizeof(err))) {
+		pr_error("%s", err);
+		return 1;
+	}
+	return 0;
 }
 
 static void print_header(struct run *r)
@@ -238,10 +261,7 @@ static void print_header(struct run *r)
 
 	if (!f)
 		return;
-	if (cli->given[OPT_SESSION_NEW])
-		snprintf(session, sizeof(session), "%s", cli->text[OPT_SESSION_NEW]);
-	else
-		snprintf(session, sizeof(session), "%d", (int)getpid());
+	snprintf(session, sizeof(session), "%s", session_name(r->session));
 	fprintf(f, " TOPSPROF is profiling process %d, session: %s, command:", (int)r->app.pid,
 		session);
 	for (int i = 0; i < cli->app_argc; i++)
@@ -260,13 +280,54 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* topsprof start / stop / cancel from another terminal */
+static void control(struct run *r, enum control_action a)
+{
+	switch (a) {
+	case CTL_START:
+	case CTL_STOP:
+		r->collecting = a == CTL_START;
+		tracer_set_collecting(r->tr, r->collecting);
+		if (r->collecting && !r->gcu)
+			setup_gcu(
+				r); /* --profile-from-start off: the devices start recording now */
+		else if (r->gcu)
+			gcu_source_pause(r->gcu, !r->collecting);
+		session_set_state(r->session, r->collecting);
+		pr_debug("collection %s", r->collecting ? "started" : "stopped");
+		break;
+	case CTL_CANCEL:
+		/* what is in flight belongs to what is thrown away */
+		ring_buffer__consume(r->rb);
+		if (r->gcu)
+			gcu_source_poll(r->gcu, &r->m);
+		tracer_clear_stats(r->tr);
+		model_clear_collected(&r->m);
+		pr_debug("collected data thrown away");
+		break;
+	default:
+		break;
+	}
+}
+
 static void collect(struct run *r)
 {
-	while (!launch_reap(&r->app, false)) {
-		int n = ring_buffer__poll(r->rb, POLL_MS);
+	int ep = epoll_create1(EPOLL_CLOEXEC);
+	struct epoll_event ev = { .events = EPOLLIN };
+	int fds[3] = { ring_buffer__epoll_fd(r->rb), proctree_epoll_fd(r->pt),
+		       session_fd(r->session) };
 
-		if (n < 0 && n != -EINTR)
-			pr_warn("reading API events: %s", strerror(-n));
+	for (int i = 0; ep >= 0 && i < 3; i++) {
+		ev.data.u32 = (uint32_t)i;
+		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+	}
+	while (!launch_reap(&r->app, false)) {
+		struct epoll_event got[3];
+		int n = ep >= 0 ? epoll_wait(ep, got, 3, POLL_MS) : 0;
+
+		for (int i = 0; i < n; i++)
+			if (got[i].data.u32 == 2)
+				control(r, session_serve(r->session));
 		/* the probes wake topsprof only when the ring fills: read what came meanwhile */
 		ring_buffer__consume(r->rb);
 		proctree_poll(r->pt, 0);
@@ -275,6 +336,8 @@ static void collect(struct run *r)
 			gcu_source_sync(r->gcu, &r->m);
 		}
 	}
+	if (ep >= 0)
+		close(ep);
 	r->m.span_end_ns = now_ns();
 	/* what the application did up to its end */
 	ring_buffer__consume(r->rb);
@@ -527,6 +590,8 @@ static void report(struct run *r)
 }
 
 /* the application's exit status, as topsprof's own */
+int run_exit_signal;
+
 static int exit_as(const struct launch *app)
 {
 	if (WIFEXITED(app->status))
@@ -534,17 +599,10 @@ static int exit_as(const struct launch *app)
 	if (WIFSIGNALED(app->status)) {
 		int sig = WTERMSIG(app->status);
 
-		char err[PATH_MAX + 256];
-
 		out_print(stderr, "==%d== the application was killed by signal %d (%s)\n",
 			  (int)app->pid, sig, strsignal(sig));
-		if (log_tee_close(err, sizeof(err)))
-			pr_error("--log-file: %s", err);
-		/* die as the application did, but leave its core file alone */
-		setrlimit(RLIMIT_CORE, &(struct rlimit){ 0, 0 });
-		signal(sig, SIG_DFL);
-		if (sig != SIGKILL && sig != SIGSTOP)
-			raise(sig);
+		/* main() dies of it once everything is cleaned up */
+		run_exit_signal = sig;
 		return 128 + sig;
 	}
 	return 1;
@@ -563,6 +621,9 @@ int cmd_profile(const struct cli *cli)
 		       (cli->api_mode == API_MODE_AUTO && !needs_every_call(cli));
 	if (prepare_outputs(cli, &r.outs) || find_libraries(&r) || setup_bpf(&r))
 		goto out;
+	r.collecting = cli->profile_from_start;
+	if (open_session(&r))
+		goto out;
 	setup_gcu(&r);
 	if (r.outs.raw[0]) {
 		char err[PATH_MAX + 256];
@@ -573,9 +634,6 @@ int cmd_profile(const struct cli *cli)
 			goto out;
 		}
 	}
-	if (!cli->profile_from_start)
-		pr_warn("--profile-from-start off: nothing is collected until 'topsprof start', which "
-			"comes with sessions in a later release of topsprof");
 	set_signals(true);
 	err = launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG]);
 	if (err) {
@@ -606,6 +664,7 @@ int cmd_profile(const struct cli *cli)
 out:
 	child_pid = 0;
 	ring_buffer__free(r.rb);
+	session_close(r.session);
 	raw_abort(r.raw);
 	gcu_source_close(r.gcu);
 	tracer_close(r.tr);

@@ -209,6 +209,16 @@ void tracer_set_collecting(struct tracer *t, bool on)
 	__atomic_store_n(&t->skel->data->collecting, on ? 1 : 0, __ATOMIC_RELEASE);
 }
 
+void tracer_clear_stats(struct tracer *t)
+{
+	int fd = bpf_map__fd(t->skel->maps.api_stats);
+	struct api_stat_key key;
+
+	while (!bpf_map_get_next_key(fd, NULL, &key))
+		if (bpf_map_delete_elem(fd, &key))
+			break;
+}
+
 int tracer_events_fd(const struct tracer *t)
 {
 	return bpf_map__fd(t->skel->maps.api_events);

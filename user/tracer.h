@@ -29,6 +29,8 @@ void tracer_close(struct tracer *t);
 int tracer_attach(struct tracer *t, const char *path, enum api_domain domain);
 
 void tracer_set_collecting(struct tracer *t, bool on);
+/* topsprof cancel: the in-kernel statistics start again from nothing */
+void tracer_clear_stats(struct tracer *t);
 int tracer_events_fd(const struct tracer *t);
 
 /* statistics-mode aggregates and loss counters into the model */

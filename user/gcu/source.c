@@ -10,6 +10,7 @@
 
 struct gcu_source {
 	const struct gcu_backend *b;
+	unsigned activities;
 	void *dev[GCU_RO_MAX_DEVICES];
 	int ndev;
 	struct gcu_record buf[READ_BATCH];
@@ -114,6 +115,7 @@ int gcu_source_open(struct gcu_source **out, const struct gcu_backend *b, unsign
 		return -ENODEV;
 	}
 	m->gcu_activities = activities;
+	s->activities = activities;
 	pr_debug("GCU records from %d of %d devices through the %s", usable, s->ndev, b->name);
 	*out = s;
 	return 0;
@@ -172,4 +174,11 @@ void gcu_source_close(struct gcu_source *s)
 		if (s->dev[d])
 			s->b->close(s->dev[d]);
 	free(s);
+}
+
+void gcu_source_pause(struct gcu_source *s, bool paused)
+{
+	for (int d = 0; d < s->ndev; d++)
+		if (s->dev[d])
+			s->b->enable(s->dev[d], paused ? 0 : s->activities);
 }

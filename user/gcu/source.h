@@ -6,6 +6,7 @@
 #ifndef TOPSPROF_GCU_SOURCE_H
 #define TOPSPROF_GCU_SOURCE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "model.h"
@@ -38,5 +39,7 @@ void gcu_source_sync(struct gcu_source *s, struct model *m);
 /* the last records, a last sync pair, the drop counts; then disable */
 void gcu_source_finish(struct gcu_source *s, struct model *m);
 void gcu_source_close(struct gcu_source *s);
+/* stop or start the devices recording for this source (topsprof stop / start) */
+void gcu_source_pause(struct gcu_source *s, bool paused);
 
 #endif

@@ -1,0 +1,135 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Sessions from two terminals' worth of processes: start/stop/cancel change exactly what is
+# counted, the list, stale sessions after kill -9, another user refused, --reset, Ctrl-C with
+# every BPF link released.
+. "$E2E_DIR/lib.sh"
+BIN=$OUTPUT/sim/bin
+export TOPS_SIM_DRIVER_DIR=$TMP/driver TOPSPROF_RUN_DIR=$TMP/run
+unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META LD_LIBRARY_PATH
+
+[ "$(id -u)" = 0 ] || skip "needs root for BPF"
+
+total_calls() { sed -n '/RUNTIME activities/,$ { s/.*Total Calls \([0-9]*\).*/\1/p }' "$1" | head -n 1; }
+gcu_calls() { sed -n '/GCU activities/,/RUNTIME/ { s/.*Total Calls \([0-9]*\).*/\1/p }' "$1" | head -n 1; }
+# wait until the session is listed (topsprof set up and holding the app)
+wait_session() {
+	for _ in $(seq 100); do
+		"$TOPSPROF" --session-list 2>/dev/null | grep -q "^    $1 " && return 0
+		sleep 0.05
+	done
+	die "session $1 never appeared"
+}
+LONG=(stress -n 20000 -t 1 -s 1) # ~1 s of calls
+
+# --- off from the start: nothing until start; stop keeps; cancel throws away ------------------------
+"$TOPSPROF" --session-new never --profile-from-start off "$BIN/${LONG[@]}" >"$TMP/never.out" 2>&1 &
+p=$!
+wait_session never
+wait $p || die "never: $(cat "$TMP/never.out")"
+grep -q "does not contain runtime api data" "$TMP/never.out" || die "collected while off: $(cat "$TMP/never.out")"
+grep -q "does not contain gcu kernel data" "$TMP/never.out" || die "device records while off"
+
+"$TOPSPROF" --session-new s1 --profile-from-start off --api-mode trace "$BIN/${LONG[@]}" >"$TMP/s1.out" 2>&1 &
+p=$!
+wait_session s1
+sleep 0.2
+run "$TOPSPROF" start
+expect_rc 0 "start with one session running"
+expect_out "session s1"
+run "$TOPSPROF" --session-list
+expect_out "s1"
+expect_out "collecting"
+sleep 0.3
+run "$TOPSPROF" stop --session s1
+expect_rc 0
+run "$TOPSPROF" --session-list
+expect_out "paused"
+wait $p
+n=$(total_calls "$TMP/s1.out")
+[ -n "$n" ] && [ "$n" -gt 100 ] && [ "$n" -lt 80000 ] || die "start/stop: $n calls of 80000: $(cat "$TMP/s1.out")"
+g=$(gcu_calls "$TMP/s1.out")
+[ -n "$g" ] && [ "$g" -gt 50 ] && [ "$g" -lt 60000 ] || die "device records while on: $g"
+
+"$TOPSPROF" --session-new s2 --api-mode trace "$BIN/${LONG[@]}" >"$TMP/s2.out" 2>&1 &
+p=$!
+wait_session s2
+sleep 0.3
+run "$TOPSPROF" --stop --session s2
+expect_rc 0
+run "$TOPSPROF" --cancel --session s2
+expect_rc 0
+wait $p
+grep -q "does not contain runtime api data" "$TMP/s2.out" || die "cancel kept calls: $(cat "$TMP/s2.out")"
+
+# --- which session: none, one, several ----------------------------------------------------------
+run "$TOPSPROF" start
+expect_rc 1
+expect_err "no session is running"
+"$TOPSPROF" --session-new a "$BIN/${LONG[@]}" >/dev/null 2>&1 &
+pa=$!
+"$TOPSPROF" --session-new b "$BIN/${LONG[@]}" >/dev/null 2>&1 &
+pb=$!
+wait_session a
+wait_session b
+run "$TOPSPROF" stop
+expect_rc 1
+expect_err "2 sessions are running: name one with --session NAME"
+run "$TOPSPROF" --session-new a "$BIN/simpleElemwiseAdd"
+expect_rc 1
+expect_err "--session-new a: the session exists"
+run "$TOPSPROF" --session nosuch "$BIN/simpleElemwiseAdd"
+expect_rc 1
+expect_err "--session nosuch: no such session"
+
+# another user may not control root's session
+if id topsprof-e2e >/dev/null 2>&1 || useradd -M -s /bin/sh topsprof-e2e 2>/dev/null; then
+	chmod o+rx "$TMP" "$TMP/run" 2>/dev/null
+	run su topsprof-e2e -s /bin/sh -c "TOPSPROF_RUN_DIR='$TMP/run' '$TOPSPROF' stop --session a"
+	expect_rc 1
+	expect_err "topsprof-e2e may not control session a of root"
+else
+	echo "note: cannot create a user here; the refusal is not tested"
+fi
+wait $pa $pb
+
+# --- a topsprof killed with -9 leaves nothing that blocks ----------------------------------------------
+"$TOPSPROF" --session-new doomed "$BIN/${LONG[@]}" >/dev/null 2>&1 &
+p=$!
+wait_session doomed
+kill -9 $p
+wait $p 2>/dev/null
+pkill -f "$BIN/stress -n 20000" 2>/dev/null
+run "$TOPSPROF" --session-list
+expect_rc 0
+grep -q doomed <<<"$out" && die "a stale session is listed: $out"
+run "$TOPSPROF" --session-new doomed "$BIN/simpleElemwiseAdd"
+expect_rc 0
+
+# --- --reset ------------------------------------------------------------------------------------------
+mkdir -p "$TMP/run/stale"
+echo "pid=999999999" >"$TMP/run/stale/999999999.info"
+HOME=$TMP touch "$TMP/.trace.topspti.conf"
+HOME=$TMP run "$TOPSPROF" --reset
+expect_rc 0
+expect_out "removed $TMP/.trace.topspti.conf"
+[ ! -e "$TMP/run/stale" ] || die "--reset left a stale session"
+[ ! -e "$TMP/.trace.topspti.conf" ] || die "--reset left the profiler config"
+
+# --- Ctrl-C: the app gets it, the report comes, no BPF program stays loaded ------------------------------
+"$TOPSPROF" --session-new ctrlc "$BIN/${LONG[@]}" >"$TMP/c.out" 2>"$TMP/c.err" &
+p=$!
+wait_session ctrlc
+kill -INT $p
+wait $p
+rc=$?
+[ $rc = 130 ] || die "Ctrl-C: exit $rc: $(cat "$TMP/c.err")"
+grep -q "RUNTIME activities" "$TMP/c.out" || die "no report after Ctrl-C"
+grep -q "killed by signal 2" "$TMP/c.err" || die "cause not shown: $(cat "$TMP/c.err")"
+sleep 0.5
+if command -v bpftool >/dev/null; then
+	left=$(bpftool prog show 2>/dev/null | grep -E 'name (api_entry|api_return|proc_fork|api_thread_exit)' || true)
+	[ -z "$left" ] || die "BPF programs left loaded: $left"
+fi
+[ -z "$(ls -A "$TMP/run" 2>/dev/null)" ] || die "session files left: $(ls -R "$TMP/run")"
+done_ok

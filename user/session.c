@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_DIR  "/run/topsprof"
+#define REPLY_WAIT_MS 2000
+
+struct session {
+	char name[SESSION_NAME_MAX + 1];
+	char dir[PATH_MAX];
+	char sock[PATH_MAX + 32], info[PATH_MAX + 32];
+	char command[1024];
+	int fd;
+	time_t since;
+	bool collecting;
+};
+
+static const char *const actions[] = { [CTL_START] = "start",
+				       [CTL_STOP] = "stop",
+				       [CTL_CANCEL] = "cancel" };
+
+const char *session_dir(void)
+{
+	const char *d = getenv("TOPSPROF_RUN_DIR");
+
+	return d && *d ? d : DEFAULT_DIR;
+}
+
+static bool alive(pid_t pid)
+{
+	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
+}
+
+/* a shared directory every user may add to, each removing only their own */
+static int make_dir(const char *path)
+{
+	if (mkdir(path, 01777) && errno != EEXIST)
+		return -errno;
+	chmod(path, 01777);
+	return 0;
+}
+
+static int write_info(const struct session *s)
+{
+	char tmp[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", s->info);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -errno;
+	fprintf(f, "pid=%d\nuid=%u\nsince=%lld\nstate=%s\ncommand=%s\n", (int)getpid(),
+		(unsigned)getuid(), (long long)s->since, s->collecting ? "collecting" : "paused",
+		s->command);
+	fchmod(fileno(f), 0644);
+	if (fclose(f))
+		return -errno;
+	return rename(tmp, s->info) ? -errno : 0;
+}
+
+/* members of a session directory: pids from <pid>.info; stale ones removed */
+static int members(const char *sdir, pid_t *pids, int max)
+{
+	DIR *d = opendir(sdir);
+	struct dirent *de;
+	int n = 0;
+
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		char path[PATH_MAX];
+
+		if (end == de->d_name || strcmp(end, ".info"))
+			continue;
+		if (!alive((pid_t)pid)) {
+			snprintf(path, sizeof(path), "%s/%ld.info", sdir, pid);
+			unlink(path);
+			snprintf(path, sizeof(path), "%s/%ld.sock", sdir, pid);
+			unlink(path);
+			continue;
+		}
+		if (n < max)
+			pids[n++] = (pid_t)pid;
+	}
+	closedir(d);
+	rmdir(sdir); /* only when nothing is left in it */
+	return n;
+}
+
+int session_open(struct session **out, const char *name, bool join, const char *command,
+		 bool collecting, char *err, size_t errlen)
+{
+	struct session *s = calloc(1, sizeof(*s));
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	pid_t pids[64];
+	int n, rc;
+
+	if (!s) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	s->fd = -1;
+	if (name)
+		snprintf(s->name, sizeof(s->name), "%s", name);
+	else
+		snprintf(s->name, sizeof(s->name), "%d", (int)getpid());
+	snprintf(s->command, sizeof(s->command), "%s", command);
+	s->since = time(NULL);
+	s->collecting = collecting;
+	rc = make_dir(session_dir());
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", session_dir(), strerror(-rc));
+		goto fail;
+	}
+	snprintf(s->dir, sizeof(s->dir), "%s/%s", session_dir(), s->name);
+	n = members(s->dir, pids, 64);
+	if (join && n <= 0) {
+		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
+			 s->name);
+		goto fail;
+	}
+	if (!join && n > 0) {
+		snprintf(err, errlen, "--session-new %s: the session exists (join it with --session)",
+			 s->name);
+		goto fail;
+	}
+	rc = make_dir(s->dir);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", s->dir, strerror(-rc));
+		goto fail;
+	}
+	snprintf(s->sock, sizeof(s->sock), "%s/%d.sock", s->dir, (int)getpid());
+	snprintf(s->info, sizeof(s->info), "%s/%d.info", s->dir, (int)getpid());
+	if (strlen(s->sock) >= sizeof(addr.sun_path)) {
+		snprintf(err, errlen, "%s: the path is too long for a socket", s->sock);
+		goto fail;
+	}
+	strcpy(addr.sun_path, s->sock);
+	unlink(s->sock);
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    chmod(s->sock, 0666) /* anyone may ask; the peer's credentials decide */ ||
+	    listen(s->fd, 8)) {
+		snprintf(err, errlen, "%s: %s", s->sock, strerror(errno));
+		goto fail;
+	}
+	rc = write_info(s);
+	if (rc) {
+		snprintf(err, errlen, "%s: %s", s->info, strerror(-rc));
+		goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	session_close(s);
+	return -1;
+}
+
+void session_close(struct session *s)
+{
+	if (!s)
+		return;
+	if (s->fd >= 0)
+		close(s->fd);
+	if (s->sock[0])
+		unlink(s->sock);
+	if (s->info[0])
+		unlink(s->info);
+	if (s->dir[0])
+		rmdir(s->dir);
+	free(s);
+}
+
+const char *session_name(const struct session *s)
+{
+	return s->name;
+}
+
+int session_fd(const struct session *s)
+{
+	return s->fd;
+}
+
+void session_set_state(struct session *s, bool collecting)
+{
+	s->collecting = collecting;
+	write_info(s);
+}
+
+static void reply(int fd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void reply(int fd, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	if (n > 0 && send(fd, buf, (size_t)n, MSG_NOSIGNAL) < 0)
+		return;
+}
+
+static const char *user_name(uid_t uid, char *buf, size_t len)
+{
+	struct passwd *pw = getpwuid(uid);
+
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+	return buf;
+}
+
+enum control_action session_serve(struct session *s)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char line[64] = "", who[64], owner[64];
+	enum control_action a = CTL_NONE;
+	struct timespec wait = { 0, 1000000 };
+	ssize_t n = -1;
+	int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return CTL_NONE;
+	/* one short line; a client that sends nothing in time gets nothing */
+	for (int i = 0; i < 100 && n < 0; i++) {
+		n = read(fd, line, sizeof(line) - 1);
+		if (n < 0 && errno == EAGAIN)
+			nanosleep(&wait, NULL);
+		else if (n < 0 && errno != EINTR)
+			break;
+	}
+	if (n > 0) {
+		line[n] = '\0';
+		line[strcspn(line, "\r\n")] = '\0';
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+		reply(fd, "refused: cannot tell who asks\n");
+	} else if (cred.uid != 0 && cred.uid != getuid()) {
+		reply(fd, "refused: %s may not control session %s of %s (pid %d)\n",
+		      user_name(cred.uid, who, sizeof(who)), s->name,
+		      user_name(getuid(), owner, sizeof(owner)), (int)getpid());
+	} else {
+		for (int i = CTL_START; i <= CTL_CANCEL; i++)
+			if (!strcmp(line, actions[i]))
+				a = (enum control_action)i;
+		if (a == CTL_NONE)
+			reply(fd, "refused: '%s' is not start, stop or cancel\n", line);
+		else
+			reply(fd, "ok %s %d\n", actions[a], (int)getpid());
+	}
+	close(fd);
+	return a;
+}
+
+/* --- the client side ----------------------------------------------------------------------- */
+
+/* the session to control: named, or the only one there is */
+static int pick(const char *name, char *out, size_t len, char *err, size_t errlen)
+{
+	DIR *d;
+	struct dirent *de;
+	int found = 0;
+
+	if (name) {
+		snprintf(out, len, "%s", name);
+		return 0;
+	}
+	d = opendir(session_dir());
+	if (!d) {
+		snprintf(err, errlen, "no session is running (nothing in %s)", session_dir());
+		return -1;
+	}
+	while ((de = readdir(d))) {
+		char sdir[PATH_MAX];
+		pid_t pids[1];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(sdir, sizeof(sdir), "%s/%s", session_dir(), de->d_name);
+		if (members(sdir, pids, 1) <= 0)
+			continue;
+		if (found++ == 0)
+			snprintf(out, len, "%s", de->d_name);
+	}
+	closedir(d);
+	if (found == 1)
+		return 0;
+	snprintf(err, errlen, found ? "%d sessions are running: name one with --session NAME"
+				      : "no session is running",
+		 found);
+	return -1;
+}
+
+static int send_one(const char *sock, enum control_action a, char *reply_line, size_t len)
+{
+	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	struct timeval tv = { REPLY_WAIT_MS / 1000, (REPLY_WAIT_MS % 1000) * 1000 };
+	char msg[16];
+	ssize_t n;
+
+	if (strlen(sock) >= sizeof(addr.sun_path)) {
+		snprintf(reply_line, len, "refused: its socket path is too long");
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	memcpy(addr.sun_path, sock, strlen(sock) + 1);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+		snprintf(reply_line, len, "refused: cannot reach it (%s)", strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	snprintf(msg, sizeof(msg), "%s\n", actions[a]);
+	if (send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0) {
+		snprintf(reply_line, len, "refused: %s", strerror(errno));
+		close(fd);
+		return -1;
+	}
+	n = read(fd, reply_line, len - 1);
+	close(fd);
+	if (n <= 0) {
+		snprintf(reply_line, len, "refused: no answer");
+		return -1;
+	}
+	reply_line[n] = '\0';
+	reply_line[strcspn(reply_line, "\n")] = '\0';
+	return strncmp(reply_line, "ok", 2) ? -1 : 0;
+}
+
+int session_control(const char *name, enum control_action a, FILE *out, char *err,
+		    size_t errlen)
+{
+	char sname[NAME_MAX + 1], sdir[PATH_MAX], sock[PATH_MAX + 32], line[512];
+	pid_t pids[64];
+	int n, failed = 0;
+
+	if (pick(name, sname, sizeof(sname), err, errlen))
+		return -1;
+	snprintf(sdir, sizeof(sdir), "%s/%s", session_dir(), sname);
+	n = members(sdir, pids, 64);
+	if (n <= 0) {
+		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
+			 sname);
+		return -1;
+	}
+	for (int i = 0; i < n; i++) {
+		snprintf(sock, sizeof(sock), "%s/%d.sock", sdir, (int)pids[i]);
+		if (send_one(sock, a, line, sizeof(line))) {
+			snprintf(err, errlen, "session %s, topsprof %d: %s", sname, (int)pids[i],
+				 line + (strncmp(line, "refused: ", 9) ? 0 : 9));
+			failed++;
+		} else {
+			fprintf(out, "==== session %s, topsprof %d: %s\n", sname, (int)pids[i],
+				actions[a]);
+		}
+	}
+	return failed ? -1 : 0;
+}
+
+/* key=value from a member's info file */
+static void info_value(const char *text, const char *key, char *out, size_t len)
+{
+	size_t kl = strlen(key);
+
+	out[0] = '\0';
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		if (!strncmp(p, key, kl) && p[kl] == '=') {
+			size_t vl = strcspn(p + kl + 1, "\n");
+
+			snprintf(out, len, "%.*s", (int)vl, p + kl + 1);
+			return;
+		}
+	}
+}
+
+int session_list(FILE *out)
+{
+	DIR *d = opendir(session_dir());
+	struct dirent *de;
+	int count = 0;
+
+	fprintf(out, "==== Sessions:\n");
+	fprintf(out, "    %-20s %8s %-10s %-19s %-10s %s\n", "NAME", "PID", "STATE", "SINCE",
+		"OWNER", "COMMAND");
+	while (d && (de = readdir(d))) {
+		char sdir[PATH_MAX];
+		pid_t pids[64];
+		int n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(sdir, sizeof(sdir), "%s/%s", session_dir(), de->d_name);
+		n = members(sdir, pids, 64);
+		for (int i = 0; i < n; i++) {
+			char path[PATH_MAX + 32], text[2048] = "", state[32], since[32], uid[32],
+				cmd[1024], when[32], owner[64];
+			FILE *f;
+			size_t len;
+			time_t t;
+
+			snprintf(path, sizeof(path), "%s/%d.info", sdir, (int)pids[i]);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			len = fread(text, 1, sizeof(text) - 1, f);
+			text[len] = '\0';
+			fclose(f);
+			info_value(text, "state", state, sizeof(state));
+			info_value(text, "since", since, sizeof(since));
+			info_value(text, "uid", uid, sizeof(uid));
+			info_value(text, "command", cmd, sizeof(cmd));
+			t = (time_t)atoll(since);
+			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+			fprintf(out, "    %-20s %8d %-10s %-19s %-10s %s\n", de->d_name, (int)pids[i],
+				state, when, user_name((uid_t)atoi(uid), owner, sizeof(owner)), cmd);
+			count++;
+		}
+	}
+	if (d)
+		closedir(d);
+	if (!count)
+		fprintf(out, "    (none)\n");
+	return 0;
+}
+
+int session_reset(FILE *out)
+{
+	DIR *d = opendir(session_dir());
+	struct dirent *de;
+	const char *home = getenv("HOME");
+	char path[PATH_MAX];
+	int live = 0;
+
+	/* stale members go; live ones are kept and named */
+	while (d && (de = readdir(d))) {
+		pid_t pids[64];
+		int n;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", session_dir(), de->d_name);
+		n = members(path, pids, 64);
+		for (int i = 0; i < n; i++)
+			fprintf(out, "==== kept session %s: topsprof %d is running\n", de->d_name,
+				(int)pids[i]);
+		live += n > 0 ? n : 0;
+	}
+	if (d)
+		closedir(d);
+	/* BPF objects pinned by topsprof (none today, but an older or crashed one may have) */
+	d = opendir("/sys/fs/bpf");
+	while (d && (de = readdir(d))) {
+		if (strncmp(de->d_name, "topsprof", 8))
+			continue;
+		snprintf(path, sizeof(path), "/sys/fs/bpf/%s", de->d_name);
+		if (!unlink(path))
+			fprintf(out, "==== removed %s\n", path);
+	}
+	if (d)
+		closedir(d);
+	if (home) {
+		snprintf(path, sizeof(path), "%s/.trace.topspti.conf", home);
+		if (!unlink(path))
+			fprintf(out, "==== removed %s\n", path);
+	}
+	fprintf(out, "==== topsprof state reset%s\n", live ? " (running sessions kept)" : "");
+	return 0;
+}
