@@ -174,15 +174,14 @@ const struct opt_def cli_options[OPT__COUNT] = {
 		       "Pause collection of a running topsprof, keeping what it collected." },
 	[OPT_CANCEL] = { OPT_CANCEL, "cancel", ARG_NONE, NULL, NULL, GRP_CONTROL, OF_CONTROL,
 			 "Throw away what a running topsprof collected so far." },
-	[OPT_ATTACH_PID] = { OPT_ATTACH_PID, "attach-pid", ARG_PID, "PID", NULL, GRP_CONTROL, X | P,
+	[OPT_ATTACH_PID] = { OPT_ATTACH_PID, "attach-pid", ARG_PID, "PID", NULL, GRP_CONTROL, X,
 			     "Profile a running process and its future children instead of "
 			     "launching one; detaching leaves it running." },
-	[OPT_SYSTEM_WIDE] = { OPT_SYSTEM_WIDE, "system-wide", ARG_NONE, NULL, NULL, GRP_CONTROL,
-			      X | P,
+	[OPT_SYSTEM_WIDE] = { OPT_SYSTEM_WIDE, "system-wide", ARG_NONE, NULL, NULL, GRP_CONTROL, X,
 			      "Profile every process that uses the GCU runtime, including ones "
 			      "that start later." },
 	[OPT_DURATION] = { OPT_DURATION, "duration", ARG_SECONDS, "SECONDS", NULL, GRP_CONTROL,
-			   L | X | P, "Stop profiling after SECONDS (e.g. 10, 2.5s, 500ms)." },
+			   L | X, "Stop profiling after SECONDS (e.g. 10, 2.5s, 500ms)." },
 	/* advanced */
 	[OPT_RESET] = { OPT_RESET, "reset", ARG_NONE, NULL, NULL, GRP_ADVANCED, OF_STANDALONE,
 			"Reset topsprof's state (stale sessions, pinned BPF objects) and remove "

@@ -71,6 +71,7 @@ struct model {
 	char *header;	      /* the run's first line, as printed (without the ==PID== prefix) */
 	double process_s;     /* how long processing took, as the progress line says */
 	uint64_t buffer_size; /* --buffer-size of the run */
+	bool system_wide;     /* every process's records are the profile's */
 	/* the profiled span: from the application's start to its end */
 	uint64_t span_start_ns, span_end_ns;
 	/* GCU records, as read; host times once model_finish() aligned them */

@@ -24,6 +24,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <limits.h>
+#include <dirent.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -38,15 +39,23 @@
 #define POLL_MS 100
 
 static volatile pid_t child_pid;
+/* without a launched application (attach, system-wide), Ctrl-C ends the profiling */
+static volatile sig_atomic_t stop_requested;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	int saved = errno;
 
 	(void)uc;
+	if (sig == SIGCHLD) {
+		errno = saved;
+		return;
+	}
+	if (child_pid <= 0)
+		stop_requested = 1;
 	/* from the terminal the application has the signal already; sent by a process to
 	 * topsprof, it is meant for the application */
-	if (sig != SIGCHLD && si->si_code <= 0 && child_pid > 0)
+	else if (si->si_code <= 0)
 		kill(child_pid, sig);
 	errno = saved;
 }
@@ -139,24 +148,120 @@ static bool needs_every_call(const struct cli *cli)
 }
 
 /* which libraries to probe; 0, or 1 after one error line */
+/* the libraries a running process has mapped, seen through /proc/PID/root (containers) */
+static void mapped_libraries(pid_t pid, struct findlib_target *t, int n)
+{
+	char path[64], line[PATH_MAX + 256];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *file = strchr(line, '/');
+
+		if (!file)
+			continue;
+		file[strcspn(file, "\n")] = '\0';
+		for (int i = 0; i < n; i++) {
+			const char *base = strrchr(file, '/') + 1;
+
+			if (!t[i].path[0] &&
+			    !strncmp(base, t[i].soname_prefix, strlen(t[i].soname_prefix)))
+				snprintf(t[i].path, sizeof(t[i].path), "/proc/%d/root%s", (int)pid,
+					 file);
+		}
+	}
+	if (f)
+		fclose(f);
+}
+
+/* the runtime files on this host: those running processes have mapped, and where the dynamic
+ * loader would find them by name */
+static void host_libraries(struct findlib_target *t, int n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+
+	while (d && (de = readdir(d)) && (!t[0].path[0] || !t[1].path[0])) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+
+		if (!*end && pid > 0 && pid != getpid())
+			mapped_libraries((pid_t)pid, t, n);
+	}
+	if (d)
+		closedir(d);
+	for (int i = 0; i < n; i++) {
+		char name[64], path[PATH_MAX];
+
+		snprintf(name, sizeof(name), "%s.1", t[i].soname_prefix);
+		if (!t[i].path[0] && !findlib_ldcache("", name, path, sizeof(path)))
+			snprintf(t[i].path, sizeof(t[i].path), "%s", path);
+		snprintf(path, sizeof(path), "/opt/tops/lib/%s", name);
+		if (!t[i].path[0] && !access(path, R_OK))
+			snprintf(t[i].path, sizeof(t[i].path), "%s", path);
+	}
+}
+
+/* the runtime of an attached process: mapped, linked in, or where it would be dlopen()ed */
+static void attached_libraries(pid_t pid, struct findlib_target *t, int n, char *exe, size_t len)
+{
+	char root[64], link[64], target[PATH_MAX];
+	struct findlib_ctx ctx = { .root = root };
+	ssize_t k;
+
+	snprintf(root, sizeof(root), "/proc/%d/root", (int)pid);
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	k = readlink(link, target, sizeof(target) - 1);
+	target[k > 0 ? k : 0] = '\0';
+	snprintf(exe, len, "%s", target);
+	mapped_libraries(pid, t, n);
+	if ((!t[0].path[0] || !t[1].path[0]) && k > 0) {
+		struct findlib_target more[2] = { t[0], t[1] };
+
+		findlib_find(&ctx, target, more, n);
+		for (int i = 0; i < n; i++)
+			if (!t[i].path[0])
+				t[i] = more[i];
+	}
+}
+
 static int find_libraries(struct run *r)
 {
 	const struct cli *cli = r->cli;
 	struct findlib_ctx ctx = { .root = "", .ld_library_path = getenv("LD_LIBRARY_PATH") };
 	struct findlib_target *rt = &r->libs[0], *tx = &r->libs[1];
+	const char *what = cli->app_argc ? cli->app_argv[0] : "the host";
+	char buf[32];
 	int err;
 
-	err = findlib_resolve_exe(cli->app_argv[0], getenv("PATH"), r->exe, sizeof(r->exe));
-	if (err) {
-		pr_error("cannot run '%s': %s", cli->app_argv[0],
-			 err == -ENOENT ? "not found (looked in PATH)" : strerror(-err));
-		return 1;
-	}
 	*rt = (struct findlib_target){ .soname_prefix = "libtopsrt.so",
 				       .probe_symbol = "topsLaunchKernel" };
 	*tx = (struct findlib_target){ .soname_prefix = "libtopstx.so",
 				       .probe_symbol = "topstxRangePush" };
-	findlib_find(&ctx, r->exe, r->libs, 2);
+	if (cli->given[OPT_ATTACH_PID]) {
+		if (kill(cli->attach_pid, 0) && errno == ESRCH) {
+			pr_error("--attach-pid %d: no such process", (int)cli->attach_pid);
+			return 1;
+		}
+		attached_libraries(cli->attach_pid, r->libs, 2, r->exe, sizeof(r->exe));
+		snprintf(buf, sizeof(buf), "process %d", (int)cli->attach_pid);
+		snprintf(ctx.looked, sizeof(ctx.looked), "its maps and its program's search path");
+		what = buf;
+	} else if (cli->given[OPT_SYSTEM_WIDE]) {
+		if (!cli->given[OPT_RUNTIME_LIB])
+			host_libraries(r->libs, 2);
+		snprintf(ctx.looked, sizeof(ctx.looked),
+			 "the maps of running processes, /etc/ld.so.cache");
+	} else {
+		err = findlib_resolve_exe(cli->app_argv[0], getenv("PATH"), r->exe, sizeof(r->exe));
+		if (err) {
+			pr_error("cannot run '%s': %s", cli->app_argv[0],
+				 err == -ENOENT ? "not found (looked in PATH)" : strerror(-err));
+			return 1;
+		}
+		findlib_find(&ctx, r->exe, r->libs, 2);
+	}
 	if (cli->given[OPT_RUNTIME_LIB]) {
 		if (access(cli->text[OPT_RUNTIME_LIB], R_OK)) {
 			pr_error("--runtime-lib: %s: %s", cli->text[OPT_RUNTIME_LIB],
@@ -165,11 +270,20 @@ static int find_libraries(struct run *r)
 		}
 		snprintf(rt->path, sizeof(rt->path), "%s", cli->text[OPT_RUNTIME_LIB]);
 		rt->in_executable = false;
+		if (!tx->path[0]) { /* libtopstx.so beside it */
+			char dir[PATH_MAX];
+			const char *slash = strrchr(rt->path, '/');
+
+			snprintf(dir, sizeof(dir), "%.*s/libtopstx.so.1",
+				 slash ? (int)(slash - rt->path) : 1, slash ? rt->path : ".");
+			if (!access(dir, R_OK))
+				snprintf(tx->path, sizeof(tx->path), "%s", dir);
+		}
 	}
 	if ((cli->trace_domains & TRACE_RUNTIME) && !rt->path[0]) {
 		pr_error("cannot find the GCU runtime (libtopsrt.so) that '%s' uses: not linked "
 			 "in, not a dependency, and not in %s, %s; name it with --runtime-lib PATH",
-			 cli->app_argv[0], ctx.looked, "/opt/tops/lib");
+			 what, ctx.looked, "/opt/tops/lib");
 		return 1;
 	}
 	pr_debug("application %s; runtime %s%s; topstx %s", r->exe, rt->path[0] ? rt->path : "-",
@@ -180,8 +294,11 @@ static int find_libraries(struct run *r)
 static int setup_bpf(struct run *r)
 {
 	const struct cli *cli = r->cli;
-	struct proctree_opts po = { .on_event = on_proc_event, .ctx = r };
+	struct proctree_opts po = { .on_event = on_proc_event,
+				    .ctx = r,
+				    .system_wide = cli->given[OPT_SYSTEM_WIDE] };
 	struct tracer_opts to = {
+		.system_wide = cli->given[OPT_SYSTEM_WIDE],
 		.stats_mode = r->stats_mode,
 		.collecting = cli->profile_from_start,
 		.max_str_bytes = cli->topstx_max_bytes,
@@ -262,10 +379,15 @@ static void print_header(struct run *r)
 	if (!f)
 		return;
 	snprintf(session, sizeof(session), "%s", session_name(r->session));
-	fprintf(f, " TOPSPROF is profiling process %d, session: %s, command:", (int)r->app.pid,
-		session);
+	if (cli->given[OPT_SYSTEM_WIDE])
+		fprintf(f, " TOPSPROF is profiling every process, session: %s, command:", session);
+	else
+		fprintf(f, " TOPSPROF is profiling process %d%s, session: %s, command:",
+			(int)r->app.pid, cli->given[OPT_ATTACH_PID] ? " (attached)" : "", session);
 	for (int i = 0; i < cli->app_argc; i++)
 		fprintf(f, " %s", cli->app_argv[i]);
+	if (!cli->app_argc)
+		fprintf(f, " %s", r->exe[0] ? r->exe : "(all)");
 	fclose(f);
 	/* kept for a profile export: an import prints it again */
 	r->m.header = buf;
@@ -310,6 +432,22 @@ static void control(struct run *r, enum control_action a)
 	}
 }
 
+/* the end of a run: the launched application exits; an attached process exits; Ctrl-C when
+ * nothing was launched; --duration */
+static bool run_ended(struct run *r)
+{
+	const struct cli *cli = r->cli;
+
+	if (cli->given[OPT_DURATION] &&
+	    (double)(now_ns() - r->m.span_start_ns) / 1e9 >= cli->duration_s)
+		return true;
+	if (cli->app_argc)
+		return launch_reap(&r->app, false);
+	if (stop_requested)
+		return true;
+	return cli->given[OPT_ATTACH_PID] && kill(cli->attach_pid, 0) && errno == ESRCH;
+}
+
 static void collect(struct run *r)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -321,7 +459,7 @@ static void collect(struct run *r)
 		ev.data.u32 = (uint32_t)i;
 		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 	}
-	while (!launch_reap(&r->app, false)) {
+	while (!run_ended(r)) {
 		struct epoll_event got[3];
 		int n = ep >= 0 ? epoll_wait(ep, got, 3, POLL_MS) : 0;
 
@@ -547,7 +685,8 @@ static void print_outputs(const struct cli *cli, const struct model *m, const st
 /* the analysis after collection, the same for a live run and replayed raw data */
 static void finish_model(struct model *m, bool stats_mode, const char *include_domains)
 {
-	model_keep_own_gcu(m);
+	if (!m->system_wide)
+		model_keep_own_gcu(m);
 	model_finish(m, !stats_mode, include_domains);
 	gcu_align(m);
 	if (!stats_mode)
@@ -635,24 +774,33 @@ int cmd_profile(const struct cli *cli)
 		}
 	}
 	set_signals(true);
-	err = launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG]);
-	if (err) {
-		pr_error("starting %s: %s", r.exe, strerror(-err));
-		goto out;
-	}
-	child_pid = r.app.pid;
-	r.m.root_pid = (uint32_t)r.app.pid;
+	stop_requested = 0;
 	r.m.buffer_size = cli->buffer_size;
-	if (proctree_add(r.pt, r.app.pid)) {
+	if (cli->app_argc) {
+		err = launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG]);
+		if (err) {
+			pr_error("starting %s: %s", r.exe, strerror(-err));
+			goto out;
+		}
+		child_pid = r.app.pid;
+		r.m.root_pid = (uint32_t)r.app.pid;
+	} else {
+		/* attached to a process, or the whole system: reports are named after topsprof */
+		r.app.pid = cli->given[OPT_ATTACH_PID] ? cli->attach_pid : getpid();
+		r.m.root_pid = (uint32_t)r.app.pid;
+		r.m.system_wide = cli->given[OPT_SYSTEM_WIDE];
+	}
+	if (!cli->given[OPT_SYSTEM_WIDE] && proctree_add(r.pt, r.app.pid)) {
 		pr_error("following process %d: %s", (int)r.app.pid, strerror(errno));
-		launch_abort(&r.app);
+		if (cli->app_argc)
+			launch_abort(&r.app);
 		goto out;
 	}
 	print_header(&r);
 	if (r.gcu)
 		gcu_source_sync(r.gcu, &r.m);
 	r.m.span_start_ns = now_ns();
-	if (launch_release(&r.app)) {
+	if (cli->app_argc && launch_release(&r.app)) {
 		pr_error("starting %s: it ended before it could be released", r.exe);
 		launch_abort(&r.app);
 		goto out;
@@ -660,7 +808,10 @@ int cmd_profile(const struct cli *cli)
 	collect(&r);
 	report(&r);
 	set_signals(false);
-	rc = exit_as(&r.app);
+	/* with --duration the application may still run: its exit status is still ours */
+	if (cli->app_argc && !r.app.exited)
+		launch_reap(&r.app, true);
+	rc = cli->app_argc ? exit_as(&r.app) : 0;
 out:
 	child_pid = 0;
 	ring_buffer__free(r.rb);

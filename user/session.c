@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_DIR  "/run/topsprof"
+#define DEFAULT_DIR   "/run/topsprof"
 #define REPLY_WAIT_MS 2000
 
 struct session {
@@ -29,9 +29,9 @@ struct session {
 	bool collecting;
 };
 
-static const char *const actions[] = { [CTL_START] = "start",
-				       [CTL_STOP] = "stop",
-				       [CTL_CANCEL] = "cancel" };
+static const char *const actions[] = {
+	[CTL_START] = "start", [CTL_STOP] = "stop", [CTL_CANCEL] = "cancel"
+};
 
 const char *session_dir(void)
 {
@@ -136,8 +136,8 @@ int session_open(struct session **out, const char *name, bool join, const char *
 		goto fail;
 	}
 	if (!join && n > 0) {
-		snprintf(err, errlen, "--session-new %s: the session exists (join it with --session)",
-			 s->name);
+		snprintf(err, errlen,
+			 "--session-new %s: the session exists (join it with --session)", s->name);
 		goto fail;
 	}
 	rc = make_dir(s->dir);
@@ -304,8 +304,9 @@ static int pick(const char *name, char *out, size_t len, char *err, size_t errle
 	closedir(d);
 	if (found == 1)
 		return 0;
-	snprintf(err, errlen, found ? "%d sessions are running: name one with --session NAME"
-				      : "no session is running",
+	snprintf(err, errlen,
+		 found ? "%d sessions are running: name one with --session NAME"
+		       : "no session is running",
 		 found);
 	return -1;
 }
@@ -349,8 +350,7 @@ static int send_one(const char *sock, enum control_action a, char *reply_line, s
 	return strncmp(reply_line, "ok", 2) ? -1 : 0;
 }
 
-int session_control(const char *name, enum control_action a, FILE *out, char *err,
-		    size_t errlen)
+int session_control(const char *name, enum control_action a, FILE *out, char *err, size_t errlen)
 {
 	char sname[NAME_MAX + 1], sdir[PATH_MAX], sock[PATH_MAX + 32], line[512];
 	pid_t pids[64];
@@ -415,7 +415,7 @@ int session_list(FILE *out)
 		n = members(sdir, pids, 64);
 		for (int i = 0; i < n; i++) {
 			char path[PATH_MAX + 32], text[2048] = "", state[32], since[32], uid[32],
-				cmd[1024], when[32], owner[64];
+						  cmd[1024], when[32], owner[64];
 			FILE *f;
 			size_t len;
 			time_t t;
@@ -433,8 +433,9 @@ int session_list(FILE *out)
 			info_value(text, "command", cmd, sizeof(cmd));
 			t = (time_t)atoll(since);
 			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-			fprintf(out, "    %-20s %8d %-10s %-19s %-10s %s\n", de->d_name, (int)pids[i],
-				state, when, user_name((uid_t)atoi(uid), owner, sizeof(owner)), cmd);
+			fprintf(out, "    %-20s %8d %-10s %-19s %-10s %s\n", de->d_name,
+				(int)pids[i], state, when,
+				user_name((uid_t)atoi(uid), owner, sizeof(owner)), cmd);
 			count++;
 		}
 	}

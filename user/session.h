@@ -36,8 +36,7 @@ void session_set_state(struct session *s, bool collecting);
 
 /* the client side: send action to every member of session name (NULL: the only session);
  * returns 0 when all took it, else -1 with one line in err */
-int session_control(const char *name, enum control_action a, FILE *out, char *err,
-		    size_t errlen);
+int session_control(const char *name, enum control_action a, FILE *out, char *err, size_t errlen);
 int session_list(FILE *out);
 /* remove stale sessions, pinned BPF objects, ~/.trace.topspti.conf */
 int session_reset(FILE *out);

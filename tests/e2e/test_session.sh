@@ -116,6 +116,39 @@ expect_out "removed $TMP/.trace.topspti.conf"
 [ ! -e "$TMP/run/stale" ] || die "--reset left a stale session"
 [ ! -e "$TMP/.trace.topspti.conf" ] || die "--reset left the profiler config"
 
+# --- attach to a running process, detach leaving it running and right ---------------------------------
+"$BIN/stress" -n 60000 -t 1 -s 1 >"$TMP/app.out" 2>&1 &
+app=$!
+sleep 0.3
+run "$TOPSPROF" --attach-pid $app --duration 0.5 --print-api-summary
+expect_rc 0
+expect_out "TOPSPROF is profiling process $app (attached)"
+n=$(sed -n 's/.*Total Calls \([0-9]*\).*/\1/p' <<<"$out" | head -n 1)
+[ -n "$n" ] && [ "$n" -gt 100 ] || die "attached: $n calls: $out"
+kill -0 $app 2>/dev/null || die "the attached process did not survive the detach"
+"$TOPSPROF" --attach-pid $app >"$TMP/att.out" 2>&1 &
+t=$!
+sleep 0.4
+kill -INT $t
+wait $t || die "attach, Ctrl-C: exit $?: $(cat "$TMP/att.out")"
+grep -q "RUNTIME activities" "$TMP/att.out" || die "attach, Ctrl-C: no report"
+wait $app || die "the attached process failed: $(cat "$TMP/app.out")"
+grep -q "errors=0" "$TMP/app.out" || die "the attached process computed wrong: $(cat "$TMP/app.out")"
+run "$TOPSPROF" --attach-pid 999999
+expect_rc 1
+expect_err "--attach-pid 999999: no such process"
+
+# --- system-wide: two applications started after it ------------------------------------------------------
+"$TOPSPROF" --system-wide --runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" --duration 2 \
+	--print-api-summary >"$TMP/sw.out" 2>&1 &
+t=$!
+sleep 0.5
+"$BIN/simpleElemwiseAdd" >/dev/null
+"$BIN/dlopen_app" 0 >/dev/null
+wait $t || die "system-wide: $(cat "$TMP/sw.out")"
+grep -q "TOPSPROF is profiling every process" "$TMP/sw.out" || die "system-wide header"
+grep -q "Total Calls 33$" "$TMP/sw.out" || die "system-wide: 26 + 7 calls: $(cat "$TMP/sw.out")"
+
 # --- Ctrl-C: the app gets it, the report comes, no BPF program stays loaded ------------------------------
 "$TOPSPROF" --session-new ctrlc "$BIN/${LONG[@]}" >"$TMP/c.out" 2>"$TMP/c.err" &
 p=$!
