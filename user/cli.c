@@ -154,7 +154,7 @@ const struct opt_def cli_options[OPT__COUNT] = {
 	[OPT_DEBUG] = { OPT_DEBUG, "debug", ARG_NONE, NULL, NULL, GRP_IO, OF_MODIFIER,
 			"Print what topsprof does, libbpf's messages included." },
 	[OPT_DEBUG_DUMP] = { OPT_DEBUG_DUMP, "debug-dump", ARG_NONE, NULL, NULL, GRP_IO,
-			     OF_MODIFIER | P,
+			     OF_MODIFIER,
 			     "As --debug, and write the raw state to files in the current "
 			     "directory for a bug report." },
 	/* control */

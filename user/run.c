@@ -38,6 +38,11 @@
 
 #define POLL_MS 100
 
+#ifndef TOPSPROF_VERSION
+#define TOPSPROF_VERSION "0.0.0-dev"
+#endif
+#define TOPSPROF_VERSION_STRING TOPSPROF_VERSION
+
 static volatile pid_t child_pid;
 /* without a launched application (attach, system-wide), Ctrl-C ends the profiling */
 static volatile sig_atomic_t stop_requested;
@@ -631,6 +636,10 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 	char err[PATH_MAX + 256];
 
 	memset(o, 0, sizeof(*o));
+	/* --debug-dump: the raw state of the run, in the current directory, for a bug report */
+	if (cli->given[OPT_DEBUG_DUMP] && !cli->given[OPT_EXPORT_RAWDATA] &&
+	    !cli->given[OPT_IMPORT_PROFILE] && !cli->given[OPT_IMPORT_RAWDATA])
+		snprintf(o->raw, sizeof(o->raw), "topsprof-debug-%d.raw", (int)getpid());
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
 		char *path = (char *)o + outs[i].off;
 
@@ -697,6 +706,42 @@ static void finish_model(struct model *m, bool stats_mode, const char *include_d
 			 (unsigned long long)m->unjoined_calls);
 }
 
+/* --debug-dump: what topsprof did, beside the raw data */
+static void debug_dump(const struct run *r)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "topsprof-debug-%d.txt", (int)getpid());
+	f = fopen(path, "w");
+	if (!f) {
+		pr_warn("--debug-dump: %s: %s", path, strerror(errno));
+		return;
+	}
+	fprintf(f, "topsprof %s\ncommand:", TOPSPROF_VERSION_STRING);
+	for (int i = 0; i < r->cli->app_argc; i++)
+		fprintf(f, " %s", r->cli->app_argv[i]);
+	fprintf(f, "\nexecutable: %s\nruntime: %s%s\ntopstx: %s\nmode: %s\nsession: %s\n", r->exe,
+		r->libs[0].path, r->libs[0].in_executable ? " (linked in)" : "",
+		r->libs[1].path[0] ? r->libs[1].path : "-", r->stats_mode ? "statistics" : "trace",
+		r->session ? session_name(r->session) : "-");
+	fprintf(f, "calls: %zu\ngcu records: %zu\nprocesses: %zu\nranges: %zu\n", r->m.ncalls,
+		r->m.nops, r->m.nprocs, r->m.nranges);
+	fprintf(f, "lost: calls %llu, strings %llu, depth %llu, stats %llu, process events %llu\n",
+		(unsigned long long)r->m.lost_calls, (unsigned long long)r->m.lost_strings,
+		(unsigned long long)r->m.lost_depth, (unsigned long long)r->m.lost_stats,
+		(unsigned long long)r->m.lost_proc_events);
+	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
+		if (r->m.dev[d].present)
+			fprintf(f, "GCU %d: tick %llu Hz, %zu sync pairs, %llu dropped\n", d,
+				(unsigned long long)r->m.dev[d].tick_hz, r->m.dev[d].npairs,
+				(unsigned long long)r->m.dev[d].overflow);
+	if (fclose(f))
+		pr_warn("--debug-dump: %s: %s", path, strerror(errno));
+	else
+		pr_debug("wrote %s and %s", path, r->outs.raw);
+}
+
 static void report(struct run *r)
 {
 	const struct cli *cli = r->cli;
@@ -721,6 +766,8 @@ static void report(struct run *r)
 			pr_error("--export-rawdata: %s", err);
 		r->raw = NULL;
 	}
+	if (cli->given[OPT_DEBUG_DUMP])
+		debug_dump(r);
 	finish_model(&r->m, r->stats_mode,
 		     cli->given[OPT_TOPSTX_DOMAIN_INCLUDE] ? cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]
 							   : NULL);

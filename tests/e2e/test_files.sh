@@ -174,4 +174,14 @@ run "$TOPSPROF" --quiet --log-file "$TMP/quiet.log" "$BIN/simpleElemwiseAdd"
 run "$TOPSPROF" --log-file "$TMP/run.log" "$BIN/simpleElemwiseAdd"
 expect_rc 1
 expect_err "run.log: exists"
+# --- --debug-dump: the raw state in the current directory, enough to replay the run -------------
+mkdir -p "$TMP/dump"
+(cd "$TMP/dump" && "$TOPSPROF" --debug-dump --quiet "$BIN/simpleElemwiseAdd" 2>"$TMP/dump.err") ||
+	die "--debug-dump: $(cat "$TMP/dump.err")"
+grep -q "topsprof: debug:" "$TMP/dump.err" || die "--debug-dump is --debug too"
+ls "$TMP"/dump/topsprof-debug-*.raw "$TMP"/dump/topsprof-debug-*.txt >/dev/null || die "dump files"
+grep -q "^runtime: .*libtopsrt.so.1" "$TMP"/dump/topsprof-debug-*.txt || die "dump text"
+run "$TOPSPROF" --import-rawdata "$(ls "$TMP"/dump/topsprof-debug-*.raw)"
+expect_rc 0
+expect_out "Total Calls 26"
 done_ok
