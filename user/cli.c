@@ -187,7 +187,7 @@ const struct opt_def cli_options[OPT__COUNT] = {
 			"Reset topsprof's state (stale sessions, pinned BPF objects) and remove "
 			"~/.trace.topspti.conf; use after topsprof ended abnormally." },
 	[OPT_PLUGIN_LIST] = { OPT_PLUGIN_LIST, "plugin-list", ARG_NONE, NULL, NULL, GRP_ADVANCED,
-			      OF_STANDALONE | P,
+			      OF_STANDALONE,
 			      "List topsprof's collectors and whether this host supports them." },
 	[OPT_RUNTIME_LIB] = { OPT_RUNTIME_LIB, "runtime-lib", ARG_FILE, "PATH", NULL, GRP_ADVANCED,
 			      L | X,

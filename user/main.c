@@ -8,6 +8,9 @@
 #include "log.h"
 #include "run.h"
 #include "session.h"
+#include "umulti.h"
+#include "gcu/source.h"
+#include "gcu_readout.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -111,6 +114,27 @@ static void print_activities(FILE *f)
 static void print_domains(FILE *f)
 {
 	trace_domain_print_query(f, NULL, 0);
+}
+
+/* --plugin-list: topsprof's collectors and whether this host can run them */
+static void print_plugins(FILE *f)
+{
+	int ndev = gcu_ro_device_count();
+
+	fprintf(f, "==== Plugins:\n");
+	fprintf(f, "    %-12s %-11s %s\n", "NAME", "STATE", "WHAT");
+	fprintf(f, "    %-12s %-11s %s\n", "runtime", "available",
+		umulti_supported() ? "TopsRT API calls: eBPF uprobes (uprobe_multi links)"
+				   : "TopsRT API calls: eBPF uprobes (one per function)");
+	fprintf(f, "    %-12s %-11s %s\n", "topstx", "available",
+		"topstx ranges, marks, domains: eBPF uprobes");
+	fprintf(f, "    %-12s %-11s GCU records through the %s (%d devices)\n", "gcu",
+		ndev > 0 ? "available" : "no device", gcu_backend_readout.name,
+		ndev > 0 ? ndev : 0);
+	fprintf(f, "    %-12s %-11s %s\n", "process", "available",
+		"the profiled process tree: tp_btf sched_process_fork/exec/exit");
+	fprintf(f, "    %-12s %-11s %s\n", "cpu", "not yet", "CPU call stacks and utilization");
+	fprintf(f, "    %-12s %-11s %s\n", "kernel", "not yet", "kernel call stacks of GCU work");
 }
 
 static void print_sessions(FILE *f)
@@ -231,6 +255,8 @@ static int dispatch(struct cli *clip)
 		return print_via(print_sessions);
 	case CMD_RESET:
 		return print_via(print_reset);
+	case CMD_PLUGIN_LIST:
+		return print_via(print_plugins);
 	case CMD_IMPORT:
 		return cmd_import(&cli);
 	default:

@@ -69,6 +69,12 @@ run "$TOPSPROF" --trace torch_gcu,TopsFlame,runtime /bin/true
 expect_err "topsprof: warning: --trace: ignoring trace domains topsprof does not know: torch_gcu,TopsFlame"
 [ "$rc" -ne 2 ] || die "unknown trace domains must not be a usage error: $err"
 
+run "$TOPSPROF" --plugin-list
+expect_rc 0
+expect_out "==== Plugins:"
+expect_out "runtime"
+expect_out "gcu"
+
 # --debug shows what was parsed
 run "$TOPSPROF" --debug --query-activities
 expect_rc 0
