@@ -57,7 +57,7 @@ static int refuse_pending(const struct cli *cli)
 static int export_activities(const struct cli *cli)
 {
 	const char *path = cli->text[OPT_EXPORT_ACTIVITIES];
-	char *json = activity_export_json(ACTIVITIES_DEFAULT), err[4200];
+	char *json = activity_export_json(ACTIVITIES_DEFAULT), err[4200] = "write error";
 	struct outfile o;
 
 	if (!json) {

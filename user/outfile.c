@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,6 +35,7 @@ int outfile_open(struct outfile *o, const char *path, bool force, char *err, siz
 	int fd;
 
 	memset(o, 0, sizeof(*o));
+	o->force = force;
 	if (outfile_check(path, force, err, errlen))
 		return -1;
 	if (snprintf(o->path, sizeof(o->path), "%s", path) >= (int)sizeof(o->path) ||
@@ -70,8 +72,13 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
 		rc = -1;
 	}
 	o->f = NULL;
-	if (!rc && rename(o->tmp, o->path)) {
-		snprintf(err, errlen, "%s: %s", o->path, strerror(errno));
+	/* without --force-overwrite, a file that appeared meanwhile (another rank?) is kept */
+	if (!rc && (o->force ? rename(o->tmp, o->path)
+			     : renameat2(AT_FDCWD, o->tmp, AT_FDCWD, o->path, RENAME_NOREPLACE))) {
+		snprintf(err, errlen, "%s: %s", o->path,
+			 errno == EEXIST ? "appeared while topsprof ran (use --force-overwrite to "
+					   "replace it)"
+					 : strerror(errno));
 		rc = -1;
 	}
 	if (rc)

@@ -11,6 +11,7 @@
 
 struct outfile {
 	FILE *f;
+	bool force; /* may replace a file that exists, even one that appeared meanwhile */
 	char path[4096];
 	char tmp[4096];
 };

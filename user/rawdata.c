@@ -59,7 +59,13 @@ int raw_open(struct raw_writer **out, const char *path, bool force, char *err, s
 		free(w);
 		return -1;
 	}
-	w->gz = gzdopen(dup(fileno(w->o.f)), "wb6");
+	{
+		int fd = dup(fileno(w->o.f));
+
+		w->gz = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
+		if (!w->gz && fd >= 0)
+			close(fd);
+	}
 	if (!w->gz) {
 		snprintf(err, errlen, "%s: cannot compress", path);
 		outfile_abort(&w->o);

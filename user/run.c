@@ -466,7 +466,7 @@ static void collect(struct run *r)
 	}
 	while (!run_ended(r)) {
 		struct epoll_event got[3];
-		int n = ep >= 0 ? epoll_wait(ep, got, 3, POLL_MS) : 0;
+		int n = ep >= 0 ? epoll_wait(ep, got, 3, POLL_MS) : (usleep(POLL_MS * 1000), 0);
 
 		for (int i = 0; i < n; i++)
 			if (got[i].data.u32 == 2)
@@ -548,22 +548,31 @@ static void query_trace(const struct model *m)
 	free(names);
 }
 
+/* exports that failed: topsprof's exit status says so */
+static int export_errors;
+
 /* an export: write(f) into path, atomically */
-static void export_file(const char *opt, const char *path, void (*write)(FILE *, const void *),
-			const void *ctx)
+static void export_file(const char *opt, const char *path, bool force,
+			int (*write)(FILE *, const void *), const void *ctx)
 {
 	struct outfile o;
 	char err[PATH_MAX + 256];
 
-	if (outfile_open(&o, path, true, err, sizeof(err))) {
+	if (outfile_open(&o, path, force, err, sizeof(err))) {
 		pr_error("--%s: %s", opt, err);
+		export_errors++;
 		return;
 	}
-	write(o.f, ctx);
-	if (outfile_commit(&o, err, sizeof(err)))
+	if (write(o.f, ctx)) {
+		pr_error("--%s: %s: out of memory", opt, path);
+		outfile_abort(&o);
+		export_errors++;
+	} else if (outfile_commit(&o, err, sizeof(err))) {
 		pr_error("--%s: %s", opt, err);
-	else
+		export_errors++;
+	} else {
 		pr_debug("wrote %s", path);
+	}
 }
 
 struct csv_ctx {
@@ -572,7 +581,7 @@ struct csv_ctx {
 	bool trace;
 };
 
-static void write_csv(FILE *f, const void *p)
+static int write_csv(FILE *f, const void *p)
 {
 	const struct csv_ctx *c = p;
 
@@ -580,29 +589,32 @@ static void write_csv(FILE *f, const void *p)
 		report_csv_gcu_trace(f, c->m);
 	else
 		report_csv_summary(f, c->m, c->ro);
+	return 0;
 }
 
-static void write_chrome(FILE *f, const void *p)
+static int write_chrome(FILE *f, const void *p)
 {
 	chrome_write(f, p);
+	return 0;
 }
 
-static void write_profile(FILE *f, const void *m)
+static int write_profile(FILE *f, const void *m)
 {
-	store_write_profile(f, m);
+	return store_write_profile(f, m);
 }
 
 static void write_exports(const struct cli *cli, const struct model *m,
 			  const struct report_opts *ro, const struct outputs *o)
 {
 	struct csv_ctx c = { m, ro, cli->given[OPT_PRINT_GCU_TRACE] };
+	bool force = cli->given[OPT_FORCE_OVERWRITE];
 
 	if (o->csv[0])
-		export_file("export-csv", o->csv, write_csv, &c);
+		export_file("export-csv", o->csv, force, write_csv, &c);
 	if (o->chrome[0])
-		export_file("export-chrome-trace", o->chrome, write_chrome, m);
+		export_file("export-chrome-trace", o->chrome, force, write_chrome, m);
 	if (o->profile[0])
-		export_file("export-profile", o->profile, write_profile, m);
+		export_file("export-profile", o->profile, force, write_profile, m);
 	if (o->vpd_dir[0]) {
 		char host[256], cmd[4096] = "", err[PATH_MAX + 256];
 		struct vpd_identity id = { host, vpd_rank(), cmd };
@@ -615,8 +627,10 @@ static void write_exports(const struct cli *cli, const struct model *m,
 			used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s",
 						 i ? " " : "", cli->app_argv[i]);
 		if (vpd_export(o->vpd_dir, m, &id, cli->given[OPT_FORCE_OVERWRITE], err,
-			       sizeof(err)) < 0)
+			       sizeof(err)) < 0) {
 			pr_error("--export-visual-profiler: %s", err);
+			export_errors++;
+		}
 	}
 }
 
@@ -762,8 +776,10 @@ static void report(struct run *r)
 		if (rs.has_include)
 			snprintf(rs.include_domains, sizeof(rs.include_domains), "%s",
 				 cli->text[OPT_TOPSTX_DOMAIN_INCLUDE]);
-		if (raw_finish(r->raw, &r->m, &rs, err, sizeof(err)))
+		if (raw_finish(r->raw, &r->m, &rs, err, sizeof(err))) {
 			pr_error("--export-rawdata: %s", err);
+			export_errors++;
+		}
 		r->raw = NULL;
 	}
 	if (cli->given[OPT_DEBUG_DUMP])
@@ -805,6 +821,8 @@ int cmd_profile(const struct cli *cli)
 	model_init(&r.m);
 	r.stats_mode = cli->api_mode == API_MODE_STATS ||
 		       (cli->api_mode == API_MODE_AUTO && !needs_every_call(cli));
+	set_signals(true);
+	stop_requested = 0;
 	if (prepare_outputs(cli, &r.outs) || find_libraries(&r) || setup_bpf(&r))
 		goto out;
 	r.collecting = cli->profile_from_start;
@@ -820,8 +838,11 @@ int cmd_profile(const struct cli *cli)
 			goto out;
 		}
 	}
-	set_signals(true);
-	stop_requested = 0;
+	if (stop_requested && cli->app_argc) {
+		pr_error("interrupted before %s started", r.exe);
+		rc = 130;
+		goto out;
+	}
 	r.m.buffer_size = cli->buffer_size;
 	if (cli->app_argc) {
 		err = launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG]);
@@ -859,8 +880,11 @@ int cmd_profile(const struct cli *cli)
 	if (cli->app_argc && !r.app.exited)
 		launch_reap(&r.app, true);
 	rc = cli->app_argc ? exit_as(&r.app) : 0;
+	if (!rc && export_errors)
+		rc = 1;
 out:
 	child_pid = 0;
+	set_signals(false);
 	ring_buffer__free(r.rb);
 	session_close(r.session);
 	raw_abort(r.raw);
@@ -906,7 +930,7 @@ int cmd_import(const struct cli *cli)
 		out_print_quiet(cli->given[OPT_QUIET], "==%u==%s\n", m.root_pid, m.header);
 	print_outputs(cli, &m, &outs);
 	model_free(&m);
-	return 0;
+	return export_errors ? 1 : 0;
 }
 
 int cmd_merge(const struct cli *cli)

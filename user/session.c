@@ -45,28 +45,65 @@ static bool alive(pid_t pid)
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
-/* a shared directory every user may add to, each removing only their own */
-static int make_dir(const char *path)
+/* the shared directory every user may add to, each removing only their own: a real directory
+ * (not a link), owned by root or by us */
+static int make_shared_dir(const char *path)
 {
-	if (mkdir(path, 01777) && errno != EEXIST)
+	struct stat st;
+
+	if (mkdir(path, 01777) == 0) {
+		chmod(path, 01777);
+		return 0;
+	}
+	if (errno != EEXIST)
 		return -errno;
-	chmod(path, 01777);
+	if (lstat(path, &st) || !S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != getuid()))
+		return -EPERM;
 	return 0;
+}
+
+/* a session's directory: ours alone (a real directory we own), so that nobody can plant
+ * files or links in it */
+static int make_own_dir(const char *path)
+{
+	struct stat st;
+
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	if (lstat(path, &st) || !S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return st.st_uid == getuid() ? 0 : -EPERM;
+}
+
+/* whether a session directory belongs to a user we may act with */
+static bool trusted_dir(const char *path)
+{
+	struct stat st;
+
+	return !lstat(path, &st) && S_ISDIR(st.st_mode) && (st.st_uid == getuid() || getuid() == 0);
 }
 
 static int write_info(const struct session *s)
 {
 	char tmp[PATH_MAX + 64];
 	FILE *f;
+	int fd;
 
 	snprintf(tmp, sizeof(tmp), "%s.tmp", s->info);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -errno;
+	unlink(tmp);
+	/* a new file, never through a link */
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (!f) {
+		int err = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return err;
+	}
 	fprintf(f, "pid=%d\nuid=%u\nsince=%lld\nstate=%s\ncommand=%s\n", (int)getpid(),
 		(unsigned)getuid(), (long long)s->since, s->collecting ? "collecting" : "paused",
 		s->command);
-	fchmod(fileno(f), 0644);
 	if (fclose(f))
 		return -errno;
 	return rename(tmp, s->info) ? -errno : 0;
@@ -75,10 +112,14 @@ static int write_info(const struct session *s)
 /* members of a session directory: pids from <pid>.info; stale ones removed */
 static int members(const char *sdir, pid_t *pids, int max)
 {
-	DIR *d = opendir(sdir);
+	DIR *d;
 	struct dirent *de;
+	struct stat dst, fst;
 	int n = 0;
 
+	if (lstat(sdir, &dst) || !S_ISDIR(dst.st_mode))
+		return -ENOENT;
+	d = opendir(sdir);
 	if (!d)
 		return -errno;
 	while ((de = readdir(d))) {
@@ -87,6 +128,10 @@ static int members(const char *sdir, pid_t *pids, int max)
 		char path[PATH_MAX];
 
 		if (end == de->d_name || strcmp(end, ".info"))
+			continue;
+		/* a member's file is its owner's, in its owner's directory */
+		snprintf(path, sizeof(path), "%s/%s", sdir, de->d_name);
+		if (lstat(path, &fst) || !S_ISREG(fst.st_mode) || fst.st_uid != dst.st_uid)
 			continue;
 		if (!alive((pid_t)pid)) {
 			snprintf(path, sizeof(path), "%s/%ld.info", sdir, pid);
@@ -123,12 +168,18 @@ int session_open(struct session **out, const char *name, bool join, const char *
 	snprintf(s->command, sizeof(s->command), "%s", command);
 	s->since = time(NULL);
 	s->collecting = collecting;
-	rc = make_dir(session_dir());
+	rc = make_shared_dir(session_dir());
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", session_dir(), strerror(-rc));
+		snprintf(err, errlen, "%s: %s", session_dir(),
+			 rc == -EPERM ? "not a directory of root's or ours" : strerror(-rc));
 		goto fail;
 	}
 	snprintf(s->dir, sizeof(s->dir), "%s/%s", session_dir(), s->name);
+	/* the default name taken by someone else's directory: ours is told apart by our uid */
+	if (!name && !join && !trusted_dir(s->dir) && !access(s->dir, F_OK)) {
+		snprintf(s->name, sizeof(s->name), "%d-%u", (int)getpid(), (unsigned)getuid());
+		snprintf(s->dir, sizeof(s->dir), "%s/%s", session_dir(), s->name);
+	}
 	n = members(s->dir, pids, 64);
 	if (join && n <= 0) {
 		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
@@ -140,9 +191,11 @@ int session_open(struct session **out, const char *name, bool join, const char *
 			 "--session-new %s: the session exists (join it with --session)", s->name);
 		goto fail;
 	}
-	rc = make_dir(s->dir);
+	rc = make_own_dir(s->dir);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", s->dir, strerror(-rc));
+		snprintf(err, errlen, "session %s: %s", s->name,
+			 rc == -EPERM ? "its directory belongs to another user" : strerror(-rc));
+		s->dir[0] = '\0'; /* not ours to remove */
 		goto fail;
 	}
 	snprintf(s->sock, sizeof(s->sock), "%s/%d.sock", s->dir, (int)getpid());
@@ -236,25 +289,29 @@ enum control_action session_serve(struct session *s)
 	enum control_action a = CTL_NONE;
 	struct timespec wait = { 0, 1000000 };
 	ssize_t n = -1;
-	int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC);
+	/* non-blocking: a client that connects and says nothing cannot hold topsprof up */
+	int fd = accept4(s->fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	bool allowed;
 
 	if (fd < 0)
 		return CTL_NONE;
-	/* one short line; a client that sends nothing in time gets nothing */
-	for (int i = 0; i < 100 && n < 0; i++) {
+	allowed = !getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) &&
+		  (cred.uid == 0 || cred.uid == getuid());
+	/* one short line, within 20 ms */
+	for (int i = 0; allowed && i < 20 && n < 0; i++) {
 		n = read(fd, line, sizeof(line) - 1);
-		if (n < 0 && errno == EAGAIN)
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			nanosleep(&wait, NULL);
-		else if (n < 0 && errno != EINTR)
+		else if (n < 0)
 			break;
 	}
 	if (n > 0) {
 		line[n] = '\0';
 		line[strcspn(line, "\r\n")] = '\0';
 	}
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+	if (clen != sizeof(cred)) {
 		reply(fd, "refused: cannot tell who asks\n");
-	} else if (cred.uid != 0 && cred.uid != getuid()) {
+	} else if (!allowed) {
 		reply(fd, "refused: %s may not control session %s of %s (pid %d)\n",
 		      user_name(cred.uid, who, sizeof(who)), s->name,
 		      user_name(getuid(), owner, sizeof(owner)), (int)getpid());
@@ -318,6 +375,7 @@ static int send_one(const char *sock, enum control_action a, char *reply_line, s
 	struct timeval tv = { REPLY_WAIT_MS / 1000, (REPLY_WAIT_MS % 1000) * 1000 };
 	char msg[16];
 	ssize_t n;
+	int sent;
 
 	if (strlen(sock) >= sizeof(addr.sun_path)) {
 		snprintf(reply_line, len, "refused: its socket path is too long");
@@ -334,15 +392,12 @@ static int send_one(const char *sock, enum control_action a, char *reply_line, s
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	snprintf(msg, sizeof(msg), "%s\n", actions[a]);
-	if (send(fd, msg, strlen(msg), MSG_NOSIGNAL) < 0) {
-		snprintf(reply_line, len, "refused: %s", strerror(errno));
-		close(fd);
-		return -1;
-	}
+	/* a member that refuses answers without reading: its answer is still there to read */
+	sent = send(fd, msg, strlen(msg), MSG_NOSIGNAL) == (ssize_t)strlen(msg) ? 0 : errno;
 	n = read(fd, reply_line, len - 1);
 	close(fd);
 	if (n <= 0) {
-		snprintf(reply_line, len, "refused: no answer");
+		snprintf(reply_line, len, "refused: %s", sent ? strerror(sent) : "no answer");
 		return -1;
 	}
 	reply_line[n] = '\0';

@@ -425,6 +425,7 @@ static int decode_calls(struct rbuf *r, struct model *m)
 {
 	while (!r->bad && r->off < r->n) {
 		struct tp_api_event e;
+		size_t n_before;
 		char *str[2];
 		uint32_t len[2];
 		uint8_t trunc[2];
@@ -455,7 +456,14 @@ static int decode_calls(struct rbuf *r, struct model *m)
 			break;
 		}
 		e.fn = (uint32_t)fn;
+		n_before = m->ncalls;
 		model_add_call(m, &e);
+		if (m->ncalls == n_before) { /* out of memory */
+			free(str[0]);
+			free(str[1]);
+			r->bad = true;
+			break;
+		}
 		c = &m->calls[m->ncalls - 1];
 		c->flags = e.flags;
 		for (int k = 0; k < 2; k++) {
@@ -571,6 +579,7 @@ static int decode_ops(struct rbuf *r, struct model *m)
 	while (!r->bad && r->off < r->n) {
 		struct gcu_record rec;
 		uint64_t start, end, call;
+		size_t n_before;
 		char *name;
 
 		memset(&rec, 0, sizeof(rec));
@@ -597,8 +606,13 @@ static int decode_ops(struct rbuf *r, struct model *m)
 			r->bad = true;
 			break;
 		}
+		n_before = m->nops;
 		model_add_gcu(m, &rec, name);
 		free(name);
+		if (m->nops == n_before) { /* out of memory */
+			r->bad = true;
+			break;
+		}
 		m->ops[m->nops - 1].start_ns = start;
 		m->ops[m->nops - 1].end_ns = end;
 		m->ops[m->nops - 1].call = (int64_t)call;

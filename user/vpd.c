@@ -119,7 +119,7 @@ static sqlite3_stmt *prepare(struct writer *w, const char *sql)
 	return st;
 }
 
-/* bind the arguments by the letters of types (i: int64, t: text, n: NULL) and step */
+/* bind the arguments by the letters of types (i: int64, t: text or NULL) and step */
 static void row(struct writer *w, sqlite3_stmt *st, const char *types, ...)
 {
 	va_list ap;
@@ -470,6 +470,7 @@ static int one_call(sqlite3_stmt *st, struct model *m)
 	const char *name = (const char *)sqlite3_column_text(st, 0);
 	int fn = name ? api_find(name) : -1;
 	struct tp_api_event e;
+	size_t n;
 
 	if (fn < 0)
 		return -1;
@@ -480,7 +481,10 @@ static int one_call(sqlite3_stmt *st, struct model *m)
 	e.hdr.pid = (uint32_t)sqlite3_column_int64(st, 3);
 	e.hdr.tid = (uint32_t)sqlite3_column_int64(st, 4);
 	e.ret = sqlite3_column_int64(st, 5);
+	n = m->ncalls;
 	model_add_call(m, &e);
+	if (m->ncalls == n)
+		return -1;
 	m->calls[m->ncalls - 1].str[0] = dup_col(st, 6);
 	return 0;
 }
@@ -520,6 +524,7 @@ static int one_op(sqlite3_stmt *st, struct model *m)
 	struct gcu_record r;
 	const char *name = (const char *)sqlite3_column_text(st, 0);
 	int64_t call = sqlite3_column_int64(st, 11);
+	size_t n;
 
 	memset(&r, 0, sizeof(r));
 	r.device = (uint32_t)sqlite3_column_int64(st, 3);
@@ -537,7 +542,10 @@ static int one_op(sqlite3_stmt *st, struct model *m)
 	r.name_id = (r.kind == GCU_REC_KERNEL || r.kind == GCU_REC_DTE) && name
 			    ? import_name_id(name)
 			    : 0;
+	n = m->nops;
 	model_add_gcu(m, &r, r.name_id ? name : NULL);
+	if (m->nops == n)
+		return -1;
 	m->ops[m->nops - 1].start_ns = (uint64_t)sqlite3_column_int64(st, 1);
 	m->ops[m->nops - 1].end_ns = (uint64_t)sqlite3_column_int64(st, 2);
 	m->ops[m->nops - 1].call = call > 0 && (uint64_t)call <= m->ncalls ? call - 1 : -1;

@@ -17,6 +17,8 @@
 #define NS_PER_S 1000000000ull
 /* a writer that reserved a slot and never filled it (it crashed) is skipped after this long */
 #define STUCK_SLOT_NS (200ull * 1000 * 1000)
+/* a reader that has not read for this long is not waited for */
+#define READER_QUIET_NS (1000ull * 1000 * 1000)
 
 uint64_t gcu_host_ns(void)
 {
@@ -237,7 +239,11 @@ again:
 		close(fd);
 		return -EPROTO;
 	}
-	if ((uint64_t)st.st_size < h.region_size || h.region_size < layout_size()) {
+	if ((uint64_t)st.st_size < h.region_size || h.region_size < layout_size() ||
+	    h.ring_capacity != GCU_RING_CAPACITY || h.names_capacity != GCU_NAMES_CAPACITY ||
+	    h.heap_size != GCU_HEAP_SIZE || h.ring_offset != 4096 ||
+	    h.names_offset != h.ring_offset + GCU_RING_CAPACITY * sizeof(struct gcu_record) ||
+	    h.heap_offset != h.names_offset + GCU_NAMES_CAPACITY * sizeof(struct gcu_name_entry)) {
 		snprintf(err, errlen, "%s is truncated (%lld of %llu bytes)", path,
 			 (long long)st.st_size, (unsigned long long)h.region_size);
 		close(fd);
@@ -252,6 +258,9 @@ again:
 	}
 	r->hdr = map;
 	r->size = h.region_size;
+	r->ring_capacity = GCU_RING_CAPACITY;
+	r->names_capacity = GCU_NAMES_CAPACITY;
+	r->heap_size = GCU_HEAP_SIZE;
 	r->ring = (struct gcu_record *)((char *)map + h.ring_offset);
 	r->names = (struct gcu_name_entry *)((char *)map + h.names_offset);
 	r->heap = (char *)map + h.heap_offset;
@@ -265,16 +274,17 @@ void gcu_region_close(struct gcu_region *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* the position of the slowest reader, or head when nobody reads */
+/* the position of the slowest reader still reading, or head when nobody reads */
 static uint64_t min_tail(const struct gcu_region_hdr *h, uint64_t head)
 {
-	uint64_t t = head;
+	uint64_t t = head, now = gcu_host_ns();
 
 	for (int i = 0; i < GCU_MAX_READERS; i++) {
 		const struct gcu_reader_slot *s = &h->readers[i];
 
 		if (__atomic_load_n(&s->pid, __ATOMIC_ACQUIRE) &&
-		    __atomic_load_n(&s->enabled, __ATOMIC_ACQUIRE)) {
+		    __atomic_load_n(&s->enabled, __ATOMIC_ACQUIRE) &&
+		    now - __atomic_load_n(&s->alive_ns, __ATOMIC_RELAXED) < READER_QUIET_NS) {
 			uint64_t st = __atomic_load_n(&s->tail, __ATOMIC_ACQUIRE);
 
 			if (st < t)
@@ -302,13 +312,13 @@ int gcu_ring_push(struct gcu_region *r, const struct gcu_record *rec)
 	struct gcu_record *slot;
 
 	do {
-		if (head - min_tail(h, head) >= h->ring_capacity) {
+		if (head - min_tail(h, head) >= r->ring_capacity) {
 			count_for_readers(h, offsetof(struct gcu_reader_slot, overflow));
 			return -ENOSPC;
 		}
 	} while (!__atomic_compare_exchange_n(&h->head, &head, head + 1, true, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
-	slot = &r->ring[head % h->ring_capacity];
+	slot = &r->ring[head % r->ring_capacity];
 	memcpy((char *)slot + sizeof(slot->seq), (const char *)rec + sizeof(rec->seq),
 	       sizeof(*rec) - sizeof(rec->seq));
 	__atomic_store_n(&slot->seq, head + 1, __ATOMIC_RELEASE);
@@ -344,13 +354,14 @@ int gcu_reader_enable(struct gcu_region *r, unsigned activities)
 	int rc = 0;
 
 	lock(h);
+	/* the slots of readers that are gone are free again */
+	for (int i = 0; i < GCU_MAX_READERS; i++)
+		if (h->readers[i].pid && !alive(h->readers[i].pid))
+			__atomic_store_n(&h->readers[i].pid, 0, __ATOMIC_RELEASE);
 	if (r->slot < 0 && activities) {
-		for (int i = 0; i < GCU_MAX_READERS && r->slot < 0; i++) {
-			uint32_t pid = h->readers[i].pid;
-
-			if (!pid || !alive(pid))
+		for (int i = 0; i < GCU_MAX_READERS && r->slot < 0; i++)
+			if (!h->readers[i].pid)
 				r->slot = i;
-		}
 		if (r->slot < 0) {
 			rc = -EBUSY;
 		} else {
@@ -360,6 +371,7 @@ int gcu_reader_enable(struct gcu_region *r, unsigned activities)
 			s->enabled = 0;
 			s->overflow = 0;
 			s->written = 0;
+			__atomic_store_n(&s->alive_ns, gcu_host_ns(), __ATOMIC_RELEASE);
 			__atomic_store_n(&s->tail, __atomic_load_n(&h->head, __ATOMIC_ACQUIRE),
 					 __ATOMIC_RELEASE);
 			__atomic_store_n(&s->pid, self, __ATOMIC_RELEASE);
@@ -405,9 +417,10 @@ int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max)
 	if (r->slot < 0)
 		return -EPERM;
 	s = &h->readers[r->slot];
+	__atomic_store_n(&s->alive_ns, gcu_host_ns(), __ATOMIC_RELAXED);
 	tail = __atomic_load_n(&s->tail, __ATOMIC_RELAXED);
 	while (n < max) {
-		struct gcu_record *slot = &r->ring[tail % h->ring_capacity];
+		struct gcu_record *slot = &r->ring[tail % r->ring_capacity];
 		uint64_t head = __atomic_load_n(&h->head, __ATOMIC_ACQUIRE);
 
 		if (tail == head)
@@ -451,8 +464,8 @@ static uint32_t names_find(const struct gcu_region *r, const char *name, size_t 
 	const struct gcu_region_hdr *h = r->hdr;
 	uint32_t n = __atomic_load_n(&h->names_next, __ATOMIC_ACQUIRE);
 
-	if (n > h->names_capacity)
-		n = h->names_capacity;
+	if (n > r->names_capacity)
+		n = r->names_capacity;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct gcu_name_entry *e = &r->names[i];
 
@@ -476,10 +489,10 @@ uint32_t gcu_names_add(struct gcu_region *r, const char *name)
 	if (id)
 		return id;
 	idx = __atomic_fetch_add(&h->names_next, 1, __ATOMIC_ACQ_REL);
-	if (idx >= h->names_capacity)
+	if (idx >= r->names_capacity)
 		return 0;
 	off = __atomic_fetch_add(&h->heap_next, (uint32_t)len + 1, __ATOMIC_ACQ_REL);
-	if ((uint64_t)off + len + 1 > h->heap_size)
+	if ((uint64_t)off + len + 1 > r->heap_size)
 		return 0;
 	memcpy(r->heap + off, name, len);
 	r->heap[off + len] = '\0';
@@ -495,11 +508,11 @@ const char *gcu_names_get(const struct gcu_region *r, uint32_t id)
 {
 	const struct gcu_name_entry *e;
 
-	if (!id || id > r->hdr->names_capacity)
+	if (!id || id > r->names_capacity)
 		return NULL;
 	e = &r->names[id - 1];
 	if (!__atomic_load_n(&e->committed, __ATOMIC_ACQUIRE) ||
-	    (uint64_t)e->offset + e->len >= r->hdr->heap_size)
+	    (uint64_t)e->offset + e->len >= r->heap_size)
 		return NULL;
 	return r->heap + e->offset;
 }

@@ -28,6 +28,7 @@ struct gcu_name_entry {
 struct gcu_reader_slot {
 	uint32_t pid;	   /* 0: free */
 	uint32_t enabled;  /* enum gcu_activity mask this reader wants */
+	uint64_t alive_ns; /* when it last read: writers do not wait for a reader gone quiet */
 	uint64_t tail;	   /* next position it reads */
 	uint64_t overflow; /* records dropped while it read: the ring was full */
 	uint64_t written;  /* records written while it read */
@@ -67,6 +68,8 @@ struct gcu_region_hdr {
 
 struct gcu_region {
 	struct gcu_region_hdr *hdr;
+	/* the layout, checked once when mapped: the shared header is not trusted after that */
+	uint32_t ring_capacity, names_capacity, heap_size;
 	struct gcu_record *ring;
 	struct gcu_name_entry *names;
 	char *heap;

@@ -152,6 +152,11 @@ run "$TOPSPROF" --force-overwrite --export-csv "$TMP/exists.csv" "$BIN/simpleEle
 expect_rc 0
 head -n 1 "$TMP/exists.csv" | grep -q '^Type,' || die "--force-overwrite did not replace it"
 
+# a file that cannot be written: said, and topsprof's exit status says so too
+run "$TOPSPROF" --export-csv /nonexistent-dir/x.csv "$BIN/simpleElemwiseAdd"
+expect_rc 1
+expect_err "--export-csv: /nonexistent-dir/x.csv: No such file or directory"
+
 # a full disk: the write error names the path, no half file is left
 mkdir -p "$TMP/small"
 if mount -t tmpfs -o size=64k tmpfs "$TMP/small" 2>/dev/null; then

@@ -41,8 +41,19 @@ run "$TOPSPROF" --session-list
 expect_out "s1"
 expect_out "collecting"
 sleep 0.3
+# a client that connects and says nothing holds nobody up
+python3 -c "
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(3)" \
+	"$(ls "$TMP"/run/s1/*.sock)" &
+silent=$!
+sleep 0.2
+start=$EPOCHREALTIME
 run "$TOPSPROF" stop --session s1
 expect_rc 0
+awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { exit !(b - a < 1) }' ||
+	die "stop took $(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { print b - a }') s with a silent client"
+kill $silent 2>/dev/null
 run "$TOPSPROF" --session-list
 expect_out "paused"
 wait $p
