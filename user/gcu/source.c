@@ -179,6 +179,7 @@ void gcu_source_close(struct gcu_source *s)
 void gcu_source_pause(struct gcu_source *s, bool paused)
 {
 	for (int d = 0; d < s->ndev; d++)
-		if (s->dev[d])
-			s->b->enable(s->dev[d], paused ? 0 : s->activities);
+		if (s->dev[d] && s->b->enable(s->dev[d], paused ? 0 : s->activities))
+			pr_warn("GCU %d: every reader slot is taken; its records are not collected",
+				d);
 }
