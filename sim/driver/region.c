@@ -425,7 +425,20 @@ int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max)
 
 		if (tail == head)
 			break;
-		if (__atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE) != tail + 1) {
+		uint64_t seq = __atomic_load_n(&slot->seq, __ATOMIC_ACQUIRE);
+
+		if (seq > tail + 1) {
+			/* lapped: this reader was quiet so long that writers stopped waiting for it;
+			 * what they wrote over is lost, the oldest record left is where to go on */
+			uint64_t oldest = head > r->ring_capacity ? head - r->ring_capacity : 0;
+
+			if (oldest > tail) {
+				__atomic_fetch_add(&s->overflow, oldest - tail, __ATOMIC_RELAXED);
+				tail = oldest;
+				continue;
+			}
+		}
+		if (seq != tail + 1) {
 			/* reserved, not yet written: wait, unless its writer died long ago */
 			uint64_t now = gcu_host_ns();
 

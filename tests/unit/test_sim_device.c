@@ -280,6 +280,31 @@ static void test_readers(void **state)
 	assert_int_equal(
 		gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_KERNEL, .launch_id = 9 }),
 		0);
+	/* a reader quiet for over a second is not waited for; lapped, it goes on from the oldest
+	 * record left and counts what it missed */
+	{
+		struct gcu_reader_slot *bs = &w.hdr->readers[1];
+		uint64_t lost0 = gcu_ro_overflow(b);
+
+		assert_int_equal(bs->pid, (uint32_t)getpid());
+		bs->alive_ns -= 2000000000ull;
+		assert_int_equal(gcu_ro_read(a, out, 8), 8); /* a keeps up */
+		while (gcu_ro_read(a, out, 8) > 0)
+			;
+		for (uint64_t i = 0; i < GCU_RING_CAPACITY + 10; i++) {
+			assert_int_equal(
+				gcu_ring_push(&w, &(struct gcu_record){ .kind = GCU_REC_MEMCPY,
+									.launch_id = i }),
+				0);
+			if (i % 1000 == 0)
+				while (gcu_ro_read(a, out, 8) > 0)
+					;
+		}
+		/* b finds itself lapped: what it gets is the newest ring's worth */
+		assert_int_equal(gcu_ro_read(b, out, 1), 1);
+		assert_int_equal(out[0].launch_id, 10);
+		assert_true(gcu_ro_overflow(b) > lost0);
+	}
 	/* eight at most: a ninth is refused while they live */
 	for (int i = 0; i < GCU_MAX_READERS - 2; i++) {
 		assert_int_equal(gcu_ro_open(0, &extra[i], err, sizeof(err)), 0);
