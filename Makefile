@@ -42,7 +42,7 @@ CFLAGS += $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 endif
 # libbpf is linked statically so that a copied binary runs on hosts with another libbpf
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -lcjson -lsqlite3 -lm
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -llzma -lstdc++ -lcjson -lsqlite3 -lm
 
 # BPF programs: CO-RE against the committed vmlinux.h; system include dirs added after ours so
 # that clang -target bpf finds asm/ headers the way the host compiler does
@@ -100,13 +100,41 @@ $(TOPSPROF): $(USER_OBJS) $(DRIVER_OBJS) | $(OUTPUT)
 # unit tests link topsprof's objects and the simulator's (runtime, driver)
 $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(SIM_TEST_OBJS) | $(OUTPUT)/tests
 	$(call msg,CC-TEST,$@)
-	$(Q)$(CC) $(CPPFLAGS) -Isim/include -Isim -DSIM_DIR='"$(abspath $(SIM_OUT))"' $(CFLAGS) \
+	$(Q)$(CC) $(CPPFLAGS) -Isim/include -Isim -DSIM_DIR='"$(abspath $(SIM_OUT))"' \
+		-DFIXTURE_DIR='"$(abspath $(FIXTURES))"' $(CFLAGS) \
 		-pthread $(LDFLAGS) $< $(LIB_OBJS) \
 		$(SIM_TEST_OBJS) $(LDLIBS) -lcmocka -ldl -lm -o $@
 
 # -- tests ---------------------------------------------------------------------------------------
 
-unit: $(UNIT_BINS) sim
+# ELF files for the symbolizer's tests: a PIE, the same stripped with MiniDebugInfo and with a
+# corrupt one, a C++ shared library
+FIXTURES := $(OUTPUT)/tests/fixtures
+SYM_FIXTURES := $(FIXTURES)/symfix $(FIXTURES)/symfix.mini $(FIXTURES)/symfix.baddd \
+	$(FIXTURES)/libsymfix_cxx.so
+
+$(FIXTURES)/symfix: tests/unit/fixtures/symfix.c
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O1 -g -fPIE -pie $< -o $@
+
+$(FIXTURES)/symfix.mini: $(FIXTURES)/symfix tests/unit/fixtures/mini-debuginfo.sh
+	$(call msg,FIXTURE,$@)
+	$(Q)tests/unit/fixtures/mini-debuginfo.sh $< $@
+
+$(FIXTURES)/symfix.baddd: $(FIXTURES)/symfix
+	$(call msg,FIXTURE,$@)
+	$(Q)printf 'not an xz stream' >$@.dd
+	$(Q)strip --strip-all -o $@ $<
+	$(Q)objcopy --add-section .gnu_debugdata=$@.dd $@
+	$(Q)rm -f $@.dd
+
+$(FIXTURES)/libsymfix_cxx.so: tests/unit/fixtures/symfix_cxx.cpp
+	$(call msg,FIXTURE,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CXX) -O1 -g -fPIC -shared $< -o $@
+
+unit: $(UNIT_BINS) $(SYM_FIXTURES) sim
 	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
 
 unit-san:

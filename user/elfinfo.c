@@ -9,12 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-struct elf_handle {
-	int fd;
-	Elf *e;
-};
-
-static int open_elf(const char *path, struct elf_handle *h)
+int elf_open(const char *path, struct elf_handle *h)
 {
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
@@ -31,7 +26,7 @@ static int open_elf(const char *path, struct elf_handle *h)
 	return 0;
 }
 
-static void close_elf(struct elf_handle *h)
+void elf_close(struct elf_handle *h)
 {
 	elf_end(h->e);
 	close(h->fd);
@@ -50,7 +45,7 @@ int elf_read_deps(const char *path, struct elf_deps *d)
 	int err;
 
 	memset(d, 0, sizeof(*d));
-	err = open_elf(path, &h);
+	err = elf_open(path, &h);
 	if (err)
 		return err;
 	if (!elf_getphdrnum(h.e, &nph)) {
@@ -92,7 +87,7 @@ int elf_read_deps(const char *path, struct elf_deps *d)
 				d->runpath = dup_or_null(s);
 		}
 	}
-	close_elf(&h);
+	elf_close(&h);
 	return 0;
 }
 
@@ -131,7 +126,7 @@ int elf_func_offsets(const char *path, const char *const *names, int n, uint64_t
 	int found = 0, err;
 
 	memset(offsets, 0, (size_t)n * sizeof(*offsets));
-	err = open_elf(path, &h);
+	err = elf_open(path, &h);
 	if (err)
 		return err;
 	while ((scn = elf_nextscn(h.e, scn))) {
@@ -163,7 +158,7 @@ int elf_func_offsets(const char *path, const char *const *names, int n, uint64_t
 			}
 		}
 	}
-	close_elf(&h);
+	elf_close(&h);
 	return found;
 }
 

@@ -10,6 +10,17 @@
 
 #define ELF_MAX_NEEDED 64
 
+typedef struct Elf Elf;
+
+struct elf_handle {
+	int fd;
+	Elf *e;
+};
+
+/* 0, -ENOEXEC when path is not an ELF file, or another -errno */
+int elf_open(const char *path, struct elf_handle *h);
+void elf_close(struct elf_handle *h);
+
 struct elf_deps {
 	int nneeded;
 	char *needed[ELF_MAX_NEEDED];
