@@ -150,7 +150,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefin
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
 FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
-	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd
+	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd $(FUZZ)/fuzz_symtab $(FUZZ)/fuzz_procmaps
 
 $(FUZZ)/fuzz_profile: tests/fuzz/fuzz_profile.c $(FUZZ_PROFILE_SRCS)
 	$(call msg,FUZZ,$@)
@@ -178,7 +178,17 @@ $(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/activity.c user/strli
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lcjson -o $@
 
-fuzz: $(FUZZ_BINS)
+$(FUZZ)/fuzz_symtab: tests/fuzz/fuzz_symtab.c user/symtab.c user/elfinfo.c
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lelf -llzma -lstdc++ -o $@
+
+$(FUZZ)/fuzz_procmaps: tests/fuzz/fuzz_procmaps.c user/procmaps.c
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -o $@
+
+fuzz: $(FUZZ_BINS) $(SYM_FIXTURES)
 	$(Q)tests/fuzz/run.sh $(OUTPUT)
 
 test: format-check unit unit-san e2e fuzz

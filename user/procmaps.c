@@ -67,7 +67,8 @@ int procmaps_parse(struct procmaps *m, const char *text)
 		}
 		text += len + (nl != NULL);
 	}
-	qsort(m->v, m->n, sizeof(*m->v), cmp_start);
+	if (m->n)
+		qsort(m->v, m->n, sizeof(*m->v), cmp_start);
 	return 0;
 }
 

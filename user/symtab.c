@@ -83,8 +83,8 @@ static int collect_syms(Elf *e, struct collect *c, bool *has_symtab)
 			if (!gelf_getsym(data, (int)i, &sym))
 				break;
 			type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
 			s = elf_strptr(e, sh.sh_link, sym.st_name);
 			if (!s || !*s)
@@ -183,7 +183,8 @@ static int cmp_raw(const void *a, const void *b)
 /* one symbol per address, the best named, with the largest size any of them gave */
 static int build(struct symtab *t, struct collect *c)
 {
-	qsort(c->v, c->n, sizeof(*c->v), cmp_raw);
+	if (c->n)
+		qsort(c->v, c->n, sizeof(*c->v), cmp_raw);
 	t->syms = calloc(c->n ? c->n : 1, sizeof(*t->syms));
 	if (!t->syms)
 		return -ENOMEM;

@@ -14,6 +14,8 @@ for target in "$OUT"/fuzz_*; do
 	seeds=${seeds%_payload}
 	work=$(mktemp -d /tmp/topsprof-fuzz.XXXXXX)
 	cp -r "$seeds"/. "$work"/ 2>/dev/null
+	# ELF seeds: the symbolizer's unit-test fixtures, built with the unit tests
+	[ "$name" = fuzz_symtab ] && cp "$OUT"/../tests/fixtures/* "$work"/ 2>/dev/null
 	if [ "$name" = fuzz_profile_payload ]; then
 		# the seeds' payloads: the profiles decompressed
 		for f in "$work"/*; do

@@ -224,10 +224,14 @@ static void test_own_process(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_demangle),	cmocka_unit_test(test_find_synthetic),
-		cmocka_unit_test(test_pie),		cmocka_unit_test(test_minidebuginfo),
-		cmocka_unit_test(test_cxx_library),	cmocka_unit_test(test_not_elf),
-		cmocka_unit_test(test_procmaps_parse), cmocka_unit_test(test_own_process),
+		cmocka_unit_test(test_demangle),
+		cmocka_unit_test(test_find_synthetic),
+		cmocka_unit_test(test_pie),
+		cmocka_unit_test(test_minidebuginfo),
+		cmocka_unit_test(test_cxx_library),
+		cmocka_unit_test(test_not_elf),
+		cmocka_unit_test(test_procmaps_parse),
+		cmocka_unit_test(test_own_process),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
