@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "procmaps.h"
 
+#include "bsearch.h"
 #include "grow.h"
 
 #include <errno.h>
@@ -122,17 +123,10 @@ void procmaps_free(struct procmaps *m)
 
 const struct procmap *procmaps_find(const struct procmaps *m, uint64_t addr, uint64_t *off)
 {
-	size_t lo = 0, hi = m->n;
+	size_t lo =
+		count_at_or_below(m->v, m->n, sizeof(*m->v), offsetof(struct procmap, start), addr);
 	const struct procmap *p;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo || addr >= m->v[lo - 1].end)
 		return NULL;
 	p = &m->v[lo - 1];

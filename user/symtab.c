@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "symtab.h"
 
+#include "bsearch.h"
 #include "elfinfo.h"
 #include "grow.h"
 
@@ -294,17 +295,10 @@ void symtab_free(struct symtab *t)
 
 const char *symtab_find(const struct symtab *t, uint64_t vaddr, uint64_t *delta)
 {
-	size_t lo = 0, hi = t->nsyms;
+	size_t lo = count_at_or_below(t->syms, t->nsyms, sizeof(*t->syms),
+				      offsetof(struct sym, addr), vaddr);
 	const struct sym *s;
 
-	while (lo < hi) { /* the first symbol above vaddr */
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (t->syms[mid].addr <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (!lo)
 		return NULL;
 	s = &t->syms[lo - 1];

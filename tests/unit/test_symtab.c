@@ -8,12 +8,15 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "elfinfo.h"
+#include "ksyms.h"
+#include "symbolize.h"
 #include "procmaps.h"
 #include "symtab.h"
 
@@ -221,6 +224,143 @@ static void test_own_process(void **state)
 	assert_int_equal(procmaps_read(&m, INT32_MAX), -ENOENT);
 }
 
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	assert_non_null(f);
+	assert_int_equal(fputs(text, f) >= 0, 1);
+	assert_int_equal(fclose(f), 0);
+}
+
+static void test_ksyms_synthetic(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/topsprof-ksyms.XXXXXX";
+	const struct ksym *s;
+	struct ksyms k;
+	uint64_t d;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "ffffffff81000000 T _stext\n"
+			 "ffffffff81000000 T _text\n"
+			 "ffffffff81001000 T do_syscall_64\n"
+			 "ffffffff81001000 t __do_syscall_64\n"
+			 "ffffffff81002000 D some_data\n"
+			 "ffffffff81003000 W weak_fn\n"
+			 "ffffffffc0001000 t gcu_ioctl\t[enflame]\n"
+			 "ffffffffc0002000 T other_fn\t[other]\n");
+	assert_int_equal(ksyms_load(&k, path), 0);
+	assert_int_equal(k.n, 7); /* the data symbol is left out */
+	assert_null(ksyms_find(&k, 0xffffffff80ffffff, &d));
+	s = ksyms_find(&k, 0xffffffff81000010, &d);
+	assert_string_equal(s->name, "_stext");
+	assert_null(s->module);
+	s = ksyms_find(&k, 0xffffffff81001abc, &d);
+	assert_string_equal(s->name, "do_syscall_64"); /* the alias without underscores */
+	assert_int_equal(d, 0xabc);
+	assert_string_equal(ksyms_find(&k, 0xffffffff81002010, &d)->name, "do_syscall_64");
+	assert_string_equal(ksyms_find(&k, 0xffffffff81003000, &d)->name, "weak_fn");
+	s = ksyms_find(&k, 0xffffffffc0001100, &d);
+	assert_string_equal(s->name, "gcu_ioctl");
+	assert_string_equal(s->module, "enflame");
+	assert_string_equal(ksyms_find(&k, 0xffffffffc0002000, &d)->module, "other");
+	ksyms_free(&k);
+
+	/* hidden addresses (kptr_restrict) are an error, not a table of zeros */
+	write_file(path, "0000000000000000 T _stext\n0000000000000000 T do_syscall_64\n");
+	assert_int_equal(ksyms_load(&k, path), -EPERM);
+	write_file(path, "ffffffff81000000 T\n");
+	assert_int_equal(ksyms_load(&k, path), -EINVAL);
+	write_file(path, "ffffffff81000000 T f\t[unterminated\n");
+	assert_int_equal(ksyms_load(&k, path), -EINVAL);
+	unlink(path);
+	assert_int_equal(ksyms_load(&k, path), -ENOENT);
+}
+
+/* this machine's kernel: a function's address from the table resolves to it */
+static void test_ksyms_real(void **state)
+{
+	(void)state;
+	const struct ksym *s;
+	struct ksyms k;
+	uint64_t d;
+	int err = ksyms_load(&k, "/proc/kallsyms");
+
+	if (err == -EPERM)
+		skip(); /* not root: the kernel hides its addresses */
+	assert_int_equal(err, 0);
+	assert_true(k.n > 1000);
+	for (size_t i = 0; i < k.n; i++) {
+		if (strcmp(k.v[i].name, "schedule"))
+			continue;
+		s = ksyms_find(&k, k.v[i].addr + 4, &d);
+		assert_string_equal(s->name, "schedule");
+		assert_int_equal(d, 4);
+		ksyms_free(&k);
+		return;
+	}
+	fail_msg("schedule not in /proc/kallsyms");
+}
+
+/* frames of this process and of a synthetic kernel, named; what cannot be named says so */
+static void test_symbolizer(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/topsprof-ksyms.XXXXXX", buf[128], want[128];
+	const char *maps_text;
+	struct symbolizer s;
+	struct procmaps m;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path,
+		   "ffffffff81001000 T do_syscall_64\nffffffffc0001000 t gcu_ioctl\t[enflame]\n");
+	symbolizer_init(&s, path);
+	assert_int_equal(procmaps_read(&m, getpid()), 0);
+	assert_string_equal(symbolize_user(&s, &m, (uint64_t)(uintptr_t)&symtab_test_marker + 1,
+					   buf, sizeof(buf)),
+			    "symtab_test_marker");
+	assert_string_equal(symbolize_user(&s, &m, 0x10, buf, sizeof(buf)), "[unknown] 0x10");
+	assert_int_equal(s.nfiles, 1); /* the executable, read once */
+	assert_string_equal(
+		symbolize_user(&s, &m, (uint64_t)(uintptr_t)&test_symbolizer, buf, sizeof(buf)),
+		"test_symbolizer");
+	assert_int_equal(s.nfiles, 1);
+	procmaps_free(&m);
+
+	/* a file without symbols there (here: gone), and JIT code: file and offset, or address */
+	maps_text = "7f0000001000-7f0000003000 r-xp 00004000 08:01 42 /gone/libjit.so\n"
+		    "7f0000010000-7f0000011000 rwxp 00000000 00:00 0\n";
+	assert_int_equal(procmaps_parse(&m, maps_text), 0);
+	assert_string_equal(symbolize_user(&s, &m, 0x7f0000001010, buf, sizeof(buf)),
+			    "[unknown] libjit.so+0x4010");
+	assert_string_equal(symbolize_user(&s, &m, 0x7f0000010020, buf, sizeof(buf)),
+			    "[unknown] 0x7f0000010020");
+	procmaps_free(&m);
+
+	assert_string_equal(symbolize_kernel(&s, 0xffffffff81001004, buf, sizeof(buf)),
+			    "do_syscall_64");
+	assert_string_equal(symbolize_kernel(&s, 0xffffffffc0001004, buf, sizeof(buf)),
+			    "gcu_ioctl [enflame]");
+	assert_string_equal(symbolize_kernel(&s, 0xffffffff80000000, buf, sizeof(buf)),
+			    "[unknown] 0xffffffff80000000");
+	/* truncated, never overrun */
+	assert_int_equal(strlen(symbolize_kernel(&s, 0xffffffffc0001004, buf, 5)), 4);
+	symbolizer_free(&s);
+
+	/* no kallsyms: kernel frames are addresses */
+	unlink(path);
+	symbolizer_init(&s, path);
+	snprintf(want, sizeof(want), "[unknown] 0x%llx", 0xffffffff81001004ull);
+	assert_string_equal(symbolize_kernel(&s, 0xffffffff81001004, buf, sizeof(buf)), want);
+	assert_int_equal(s.kerr, -ENOENT);
+	symbolizer_free(&s);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +372,9 @@ int main(void)
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_procmaps_parse),
 		cmocka_unit_test(test_own_process),
+		cmocka_unit_test(test_ksyms_synthetic),
+		cmocka_unit_test(test_ksyms_real),
+		cmocka_unit_test(test_symbolizer),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
