@@ -107,4 +107,22 @@ enum api_drop {
 	API_DROP__COUNT
 };
 
+/* CPU sampling (bpf/cpu.bpf.c): samples counted in the kernel per thread and stack pair */
+#define CPU_STACK_DEPTH 127 /* frames kept per stack, the kernel's own limit */
+
+struct cpu_key {
+	__u32 tgid;
+	__u32 tid;
+	__s32 ustack; /* stack map ids; negative: none */
+	__s32 kstack;
+};
+
+/* cpu_drops indices */
+enum cpu_drop {
+	CPU_DROP_COUNT = 0,  /* samples lost to a full count map */
+	CPU_DROP_USTACK = 1, /* user stacks lost to a full stack map (sample kept, stack not) */
+	CPU_DROP_KSTACK = 2, /* kernel stacks lost the same way */
+	CPU_DROP__COUNT
+};
+
 #endif

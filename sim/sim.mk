@@ -21,7 +21,7 @@ SIM_RT_CET_OBJS := $(SIM_RT_SRCS:%.c=$(SIM_OUT)/obj-cet/%.o)
 SIM_TX_OBJS := $(SIM_OUT)/obj/sim/tx/topstx.o
 SIM_DRIVER_OBJS := $(SIM_DRIVER_SRCS:%.c=$(SIM_OUT)/obj/%.o)
 
-SIM_SAMPLES := simpleElemwiseAdd stress topstx_ranges fork_app
+SIM_SAMPLES := simpleElemwiseAdd stress topstx_ranges fork_app cpu_hot
 SIM_TARGETS := $(SIM_LIB)/libtopsrt.so $(SIM_LIB)/libtopsrt.a $(SIM_LIB)/libtopstx.so \
 	$(SIM_OUT)/lib-cet/libtopsrt.so $(SIM_LIB)/libsample_kernels.so \
 	$(SIM_SAMPLES:%=$(SIM_BIN)/%) $(SIM_BIN)/dlopen_app $(SIM_BIN)/simpleElemwiseAdd_static \
@@ -83,6 +83,9 @@ $(SIM_BIN)/%: sim/samples/%.c sim/samples/common.h $(SIM_LIB)/libtopsrt.so $(SIM
 	$(call msg,CC-APP,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SIM_APP_CFLAGS) $< -L$(SIM_LIB) -Wl,--as-needed -ltopstx -ltopsrt -lm $(SIM_RPATH) -o $@
+
+# built as profiled code should be, to give CPU sampling whole stacks
+$(SIM_BIN)/cpu_hot: SIM_APP_CFLAGS += -fno-omit-frame-pointer
 
 # no link to the runtime: it is dlopen()ed by name at run time (found through RUNPATH)
 $(SIM_BIN)/dlopen_app: sim/samples/dlopen_app.c $(SIM_LIB)/libtopsrt.so

@@ -63,11 +63,11 @@ const struct opt_def cli_options[OPT__COUNT] = {
 					"(messages, payloads, domain and category names) to SIZE: "
 					"1B to 1MB, e.g. 4096, 4096B, 4KB, 1MB." },
 	[OPT_CPU_PROFILING_CALLSTACK] = { OPT_CPU_PROFILING_CALLSTACK, "cpu-profiling-callstack",
-					  ARG_NONE, NULL, NULL, GRP_CPU, L | P,
+					  ARG_NONE, NULL, NULL, GRP_CPU, L,
 					  "Sample user and kernel call stacks of the profiled "
 					  "processes (BPF perf_event; no perf needed)." },
 	[OPT_CPU_PROFILING_FREQUENCY] = { OPT_CPU_PROFILING_FREQUENCY, "cpu-profiling-frequency",
-					  ARG_FREQ, "FREQ", "100Hz", GRP_CPU, L | P,
+					  ARG_FREQ, "FREQ", "100Hz", GRP_CPU, L,
 					  "Call stack sampling frequency, 1 to 100 Hz." },
 	[OPT_CPU_UTILIZATION] = { OPT_CPU_UTILIZATION, "cpu-utilization", ARG_NONE, NULL, NULL,
 				  GRP_CPU, L | P,
@@ -133,7 +133,7 @@ const struct opt_def cli_options[OPT__COUNT] = {
 				      "Save a Chrome/Perfetto trace (JSON) that ui.perfetto.dev "
 				      "opens." },
 	[OPT_EXPORT_FOLDED] = { OPT_EXPORT_FOLDED, "export-folded", ARG_FILE, "FILE", NULL, GRP_IO,
-				X | P,
+				X,
 				"Save the sampled CPU call stacks in folded form (flamegraph.pl, "
 				"speedscope)." },
 	[OPT_VP_MERGE_FROM] = { OPT_VP_MERGE_FROM, "visual-profiler-merge-from", ARG_DIR, "DIR",

@@ -133,7 +133,10 @@ static void print_plugins(FILE *f)
 		ndev > 0 ? ndev : 0);
 	fprintf(f, "    %-12s %-11s %s\n", "process", "available",
 		"the profiled process tree: tp_btf sched_process_fork/exec/exit");
-	fprintf(f, "    %-12s %-11s %s\n", "cpu", "not yet", "CPU call stacks and utilization");
+	fprintf(f, "    %-12s %-11s %s\n", "cpu-stacks", "available",
+		"CPU call stacks: eBPF perf_event on cpu-clock, 1-100 Hz");
+	fprintf(f, "    %-12s %-11s %s\n", "utilization", "not yet",
+		"CPU and memory utilization over time");
 	fprintf(f, "    %-12s %-11s %s\n", "kernel", "not yet", "kernel call stacks of GCU work");
 }
 

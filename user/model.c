@@ -22,6 +22,7 @@ void model_init(struct model *m)
 
 void model_free(struct model *m)
 {
+	cpu_profile_free(&m->cpu);
 	for (size_t i = 0; i < m->ncalls; i++) {
 		free(m->calls[i].str[0]);
 		free(m->calls[i].str[1]);

@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "apitable.h"
+#include "cpustacks.h"
 #include "events.h"
 #include "gcu_readout.h"
 
@@ -97,6 +98,7 @@ struct model {
 	struct proc_info *procs;
 	size_t nprocs, procs_cap;
 	uint64_t first_ns, last_ns;
+	struct cpu_profile cpu; /* --cpu-profiling-callstack */
 	/* losses */
 	uint64_t lost_calls, lost_strings, lost_depth, lost_stats, lost_proc_events, lost_pids;
 	/* strings whose call has not returned yet */

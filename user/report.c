@@ -267,6 +267,50 @@ static void topstx_section(FILE *out, const struct model *m, uint32_t pid)
 	table_free(&t);
 }
 
+#define CPU_TOP_FUNCTIONS 20
+
+/* sampled call stacks: the functions by samples at the top of the stack (self) and anywhere in
+ * it (total) */
+static void cpu_section(FILE *out, const struct model *m, uint32_t pid)
+{
+	const struct cpu_profile *p = &m->cpu;
+	struct cpu_fn *fns = NULL;
+	char t[2][FMT_TIME_LEN];
+	size_t n = 0;
+
+	fprintf(out, "==%u== CPU activities:\n", pid);
+	if (!p->sampled || !p->samples) {
+		fprintf(out, "==%u==     %s.\n\n", pid,
+			p->sampled ? "no CPU samples of the profiled processes"
+				   : "does not contain cpu kernel data");
+		return;
+	}
+	if (cpu_profile_functions(p, &fns, &n)) {
+		fprintf(out, "==%u==     out of memory\n\n", pid);
+		return;
+	}
+	fprintf(out, "==%u==     %llu samples at %u Hz\n", pid, (unsigned long long)p->samples,
+		p->hz);
+	fprintf(out, "==%u==%13s%9s%10s%9s  Function\n", pid, "Self(%)", "Self", "Total(%)",
+		"Total");
+	for (size_t i = 0; i < n && i < CPU_TOP_FUNCTIONS; i++)
+		fprintf(out, "==%u==%12.2f%%%9s%9.2f%%%9s %s\n", pid,
+			100.0 * (double)fns[i].self / (double)p->samples,
+			fmt_time(t[0], (double)fns[i].self * 1e9 / p->hz),
+			100.0 * (double)fns[i].total / (double)p->samples,
+			fmt_time(t[1], (double)fns[i].total * 1e9 / p->hz), fns[i].name);
+	if (n > CPU_TOP_FUNCTIONS)
+		fprintf(out, "==%u==     (%zu more functions: --export-folded has every stack)\n",
+			pid, n - CPU_TOP_FUNCTIONS);
+	if (p->truncated_samples * 10 > p->samples)
+		fprintf(out,
+			"==%u==     %.0f%% of the samples have user stacks that stop short of a "
+			"thread's entry: frame pointers may be missing (-fno-omit-frame-pointer)\n",
+			pid, 100.0 * (double)p->truncated_samples / (double)p->samples);
+	fprintf(out, "==%u==\n\n", pid);
+	cpu_fns_free(fns, n);
+}
+
 /* the devices a per-GCU report has blocks for */
 static bool any_device(const struct model *m)
 {
@@ -291,8 +335,7 @@ void report_summary(FILE *out, const struct model *m, const struct report_opts *
 		}
 		if (o->gcu_only)
 			return;
-		fprintf(out, "==%u== CPU activities:\n", pid);
-		fprintf(out, "==%u==     does not contain cpu kernel data.\n\n", pid);
+		cpu_section(out, m, pid);
 	}
 	runtime_section(out, m, pid);
 	topstx_section(out, m, pid);

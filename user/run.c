@@ -12,6 +12,7 @@
 #include "model.h"
 #include "proctree.h"
 #include "report.h"
+#include "cpuprof.h"
 #include "tracer.h"
 #include "chrome.h"
 #include "store.h"
@@ -98,6 +99,7 @@ static double now_s(void)
 /* the files a run writes, their names expanded */
 struct outputs {
 	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX], vpd_dir[PATH_MAX], raw[PATH_MAX];
+	char folded[PATH_MAX];
 };
 
 struct run {
@@ -105,6 +107,7 @@ struct run {
 	struct model m;
 	struct proctree *pt;
 	struct tracer *tr;
+	struct cpuprof *cpu;
 	struct ring_buffer *rb;
 	struct gcu_source *gcu;
 	struct raw_writer *raw;
@@ -316,6 +319,17 @@ static int setup_bpf(struct run *r)
 	to.pid_map_fd = proctree_map_fd(r->pt);
 	if (tracer_open(&r->tr, &to))
 		return 1;
+	if (cli->given[OPT_CPU_PROFILING_CALLSTACK]) {
+		struct cpuprof_opts co = { .system_wide = cli->given[OPT_SYSTEM_WIDE],
+					   .collecting = cli->profile_from_start,
+					   .hz = cli->cpu_frequency_hz,
+					   .pid_map_fd = to.pid_map_fd };
+
+		if (cpuprof_open(&r->cpu, &co))
+			return 1;
+		r->m.cpu.sampled = true;
+		r->m.cpu.hz = co.hz;
+	}
 	if (cli->trace_domains & TRACE_RUNTIME) {
 		n = tracer_attach(r->tr, r->libs[0].path, DOM_RUNTIME);
 		if (n < 0)
@@ -415,6 +429,7 @@ static void control(struct run *r, enum control_action a)
 	case CTL_STOP:
 		r->collecting = a == CTL_START;
 		tracer_set_collecting(r->tr, r->collecting);
+		cpuprof_set_collecting(r->cpu, r->collecting);
 		if (r->collecting && !r->gcu)
 			setup_gcu(
 				r); /* --profile-from-start off: the devices start recording now */
@@ -429,6 +444,7 @@ static void control(struct run *r, enum control_action a)
 		if (r->gcu)
 			gcu_source_poll(r->gcu, &r->m);
 		tracer_clear_stats(r->tr);
+		cpuprof_clear(r->cpu);
 		model_clear_collected(&r->m);
 		pr_debug("collected data thrown away");
 		break;
@@ -457,16 +473,17 @@ static void collect(struct run *r)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
-	int fds[3] = { ring_buffer__epoll_fd(r->rb), proctree_epoll_fd(r->pt),
-		       session_fd(r->session) };
+	int fds[4] = { ring_buffer__epoll_fd(r->rb), proctree_epoll_fd(r->pt),
+		       session_fd(r->session), cpuprof_epoll_fd(r->cpu) };
 
-	for (int i = 0; ep >= 0 && i < 3; i++) {
+	for (int i = 0; ep >= 0 && i < 4; i++) {
 		ev.data.u32 = (uint32_t)i;
-		epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
+		if (fds[i] >= 0)
+			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 	}
 	while (!run_ended(r)) {
-		struct epoll_event got[3];
-		int n = ep >= 0 ? epoll_wait(ep, got, 3, POLL_MS) : (usleep(POLL_MS * 1000), 0);
+		struct epoll_event got[4];
+		int n = ep >= 0 ? epoll_wait(ep, got, 4, POLL_MS) : (usleep(POLL_MS * 1000), 0);
 
 		for (int i = 0; i < n; i++)
 			if (got[i].data.u32 == 2)
@@ -474,6 +491,7 @@ static void collect(struct run *r)
 		/* the probes wake topsprof only when the ring fills: read what came meanwhile */
 		ring_buffer__consume(r->rb);
 		proctree_poll(r->pt, 0);
+		cpuprof_poll(r->cpu);
 		if (r->gcu) {
 			gcu_source_poll(r->gcu, &r->m);
 			gcu_source_sync(r->gcu, &r->m);
@@ -525,6 +543,12 @@ static void warn_losses(const struct model *m)
 			  "==%u== warning: %llu process events lost, %llu processes not followed\n",
 			  pid, (unsigned long long)m->lost_proc_events,
 			  (unsigned long long)m->lost_pids);
+	if (m->cpu.lost_samples + m->cpu.lost_stacks)
+		out_print(stderr,
+			  "==%u== warning: CPU sampling lost %llu samples (the count map was full) "
+			  "and the stacks of %llu (the stack map was full)\n",
+			  pid, (unsigned long long)m->cpu.lost_samples,
+			  (unsigned long long)m->cpu.lost_stacks);
 }
 
 /* --query-trace with an application: the domains, and the custom ones it created */
@@ -598,6 +622,11 @@ static int write_chrome(FILE *f, const void *p)
 	return 0;
 }
 
+static int write_folded(FILE *f, const void *m)
+{
+	return cpu_profile_write_folded(f, &((const struct model *)m)->cpu);
+}
+
 static int write_profile(FILE *f, const void *m)
 {
 	return store_write_profile(f, m);
@@ -615,6 +644,8 @@ static void write_exports(const struct cli *cli, const struct model *m,
 		export_file("export-chrome-trace", o->chrome, force, write_chrome, m);
 	if (o->profile[0])
 		export_file("export-profile", o->profile, force, write_profile, m);
+	if (o->folded[0])
+		export_file("export-folded", o->folded, force, write_folded, m);
 	if (o->vpd_dir[0]) {
 		char host[256], cmd[4096] = "", err[PATH_MAX + 256];
 		struct vpd_identity id = { host, vpd_rank(), cmd };
@@ -646,10 +677,17 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 		{ OPT_EXPORT_PROFILE, offsetof(struct outputs, profile) },
 		{ OPT_EXPORT_VISUAL_PROFILER, offsetof(struct outputs, vpd_dir) },
 		{ OPT_EXPORT_RAWDATA, offsetof(struct outputs, raw) },
+		{ OPT_EXPORT_FOLDED, offsetof(struct outputs, folded) },
 	};
 	char err[PATH_MAX + 256];
 
 	memset(o, 0, sizeof(*o));
+	if (cli->given[OPT_EXPORT_FOLDED] && !cli->given[OPT_CPU_PROFILING_CALLSTACK]) {
+		pr_error(
+			"--export-folded: needs --cpu-profiling-callstack (imported profiles carry "
+			"no CPU call stacks)");
+		return 1;
+	}
 	/* --debug-dump: the raw state of the run, in the current directory, for a bug report */
 	if (cli->given[OPT_DEBUG_DUMP] && !cli->given[OPT_EXPORT_RAWDATA] &&
 	    !cli->given[OPT_IMPORT_PROFILE] && !cli->given[OPT_IMPORT_RAWDATA])
@@ -763,6 +801,8 @@ static void report(struct run *r)
 	double t0 = now_s();
 
 	tracer_collect_maps(r->tr, &r->m);
+	if (r->cpu && cpuprof_collect(r->cpu, &r->m.cpu))
+		pr_warn("CPU stacks: out of memory; the CPU activities are incomplete");
 	if (!proctree_drops(r->pt, &d)) {
 		r->m.lost_proc_events += d.events;
 		r->m.lost_pids += d.pids;
@@ -889,6 +929,7 @@ out:
 	session_close(r.session);
 	raw_abort(r.raw);
 	gcu_source_close(r.gcu);
+	cpuprof_close(r.cpu);
 	tracer_close(r.tr);
 	proctree_close(r.pt);
 	model_free(&r.m);

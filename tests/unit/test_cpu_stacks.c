@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* The symbolizer: ELF function symbols (.symtab, .dynsym, .gnu_debugdata), C++ demangling, and
- * /proc/PID/maps, on synthetic tables, on fixtures built for the purpose and on real files. */
+/* CPU call stacks, from address to report: ELF function symbols (.symtab, .dynsym,
+ * .gnu_debugdata), C++ demangling, /proc/PID/maps, kallsyms, the frame symbolizer, the profile
+ * with its functions and folded text; on synthetic tables, fixtures built for the purpose and real
+ * files. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "elfinfo.h"
+#include "cpustacks.h"
 #include "ksyms.h"
 #include "symbolize.h"
 #include "procmaps.h"
@@ -361,6 +364,73 @@ static void test_symbolizer(void **state)
 	symbolizer_free(&s);
 }
 
+/* the CPU profile: equal stacks merged, self and total (recursion counted once), folded text */
+static void test_cpu_profile(void **state)
+{
+	(void)state;
+	struct cpu_profile p = { .sampled = true, .hz = 100 };
+	struct cpu_fn *fns;
+	char *text = NULL, name[] = "a;b\nc";
+	size_t n, len = 0;
+	FILE *f;
+
+	assert_int_equal(cpu_profile_add(&p, 2, "app", "main;f;g", 5, false), 0);
+	assert_int_equal(cpu_profile_add(&p, 1, "app", "main;f", 3, false), 0);
+	assert_int_equal(cpu_profile_add(&p, 2, "app", "main;f;g", 2, true),
+			 0); /* another thread */
+	assert_int_equal(cpu_profile_add(&p, 2, "app", "main;r;r;r", 4, false), 0);
+	assert_int_equal(cpu_profile_add(&p, 2, "app", "main;f;do_sys_x_[k]", 1, false), 0);
+	assert_int_equal(p.samples, 15);
+	assert_int_equal(p.truncated_samples, 2);
+	cpu_profile_finish(&p);
+	assert_int_equal(p.n, 4);
+	assert_int_equal(p.v[0].pid, 1);
+	assert_string_equal(p.v[2].frames, "main;f;g");
+	assert_int_equal(p.v[2].count, 7);
+
+	assert_int_equal(cpu_profile_functions(&p, &fns, &n), 0);
+	assert_int_equal(n, 5);
+	assert_string_equal(fns[0].name, "g");
+	assert_int_equal(fns[0].self, 7);
+	assert_int_equal(fns[0].total, 7);
+	assert_string_equal(fns[1].name, "r");
+	assert_int_equal(fns[1].self, 4);
+	assert_int_equal(fns[1].total, 4); /* three frames of one stack: counted once */
+	assert_string_equal(fns[2].name, "f");
+	assert_int_equal(fns[2].self, 3);
+	assert_int_equal(fns[2].total, 11);
+	assert_string_equal(fns[3].name, "do_sys_x_[k]");
+	assert_string_equal(fns[4].name, "main");
+	assert_int_equal(fns[4].self, 0);
+	assert_int_equal(fns[4].total, 15);
+	cpu_fns_free(fns, n);
+
+	f = open_memstream(&text, &len);
+	assert_non_null(f);
+	assert_int_equal(cpu_profile_write_folded(f, &p), 0);
+	fclose(f);
+	assert_string_equal(text, "app;main;f 3\n"
+				  "app;main;f;do_sys_x_[k] 1\n"
+				  "app;main;f;g 7\n"
+				  "app;main;r;r;r 4\n");
+	free(text);
+	cpu_profile_free(&p);
+
+	/* an empty profile has no functions */
+	assert_int_equal(cpu_profile_functions(&p, &fns, &n), 0);
+	assert_int_equal(n, 0);
+	cpu_fns_free(fns, n);
+
+	cpu_frame_sanitize(name);
+	assert_string_equal(name, "a:b:c");
+	assert_true(cpu_stack_looks_complete("_start", "/usr/bin/app"));
+	assert_true(cpu_stack_looks_complete("start_thread", NULL));
+	assert_true(cpu_stack_looks_complete("[unknown] libc.so.6+0x27249",
+					     "/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	assert_false(cpu_stack_looks_complete("compute", "/usr/bin/app"));
+	assert_false(cpu_stack_looks_complete("[unknown] 0x1234", NULL));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -375,6 +445,7 @@ int main(void)
 		cmocka_unit_test(test_ksyms_synthetic),
 		cmocka_unit_test(test_ksyms_real),
 		cmocka_unit_test(test_symbolizer),
+		cmocka_unit_test(test_cpu_profile),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

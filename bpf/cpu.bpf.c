@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* CPU callstack sampling: a software cpu-clock perf event on every CPU runs this program; a
+ * sample of a tracked process counts its user and kernel stacks. Nothing is streamed: topsprof
+ * reads the counts and the stacks at the end. */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "events.h"
+
+#define EFAULT 14 /* no frames of that side: a sample in user mode has no kernel stack */
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile bool filter_pids = true;
+bool collecting = true; /* topsprof start/stop switch it */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} tracked_pids SEC(".maps"); /* the process tracker's, shared */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384); /* topsprof may resize before load */
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, CPU_STACK_DEPTH * sizeof(__u64));
+} cpu_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct cpu_key);
+	__type(value, __u64);
+} cpu_counts SEC(".maps");
+
+/* the processes sampled so far; the first sample of each is announced on cpu_new, so that
+ * topsprof reads its mappings at once (a short-lived process is gone soon) */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} cpu_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} cpu_new SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, CPU_DROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_drops SEC(".maps");
+
+static __always_inline void count_drop(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&cpu_drops, &which);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline void announce(__u32 tgid)
+{
+	__u8 one = 1;
+	__u32 *e;
+
+	if (bpf_map_lookup_elem(&cpu_seen, &tgid) ||
+	    bpf_map_update_elem(&cpu_seen, &tgid, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&cpu_new, sizeof(*e), 0);
+	if (!e)
+		return; /* topsprof's periodic look at the counts still finds it */
+	*e = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
+SEC("perf_event")
+int cpu_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct cpu_key key = { .tgid = id >> 32, .tid = (__u32)id };
+	__u64 one = 1, *n;
+
+	if (!key.tgid || !collecting) /* the idle task */
+		return 0;
+	if (filter_pids && !bpf_map_lookup_elem(&tracked_pids, &key.tgid))
+		return 0;
+	announce(key.tgid);
+	key.ustack = bpf_get_stackid(ctx, &cpu_stacks, BPF_F_USER_STACK);
+	key.kstack = bpf_get_stackid(ctx, &cpu_stacks, 0);
+	/* else a full map (-ENOMEM) or a bucket taken by another stack (-EEXIST): lost */
+	if (key.ustack < 0 && key.ustack != -EFAULT)
+		count_drop(CPU_DROP_USTACK);
+	if (key.kstack < 0 && key.kstack != -EFAULT)
+		count_drop(CPU_DROP_KSTACK);
+	n = bpf_map_lookup_elem(&cpu_counts, &key);
+	if (n) {
+		__sync_fetch_and_add(n, 1);
+		return 0;
+	}
+	if (bpf_map_update_elem(&cpu_counts, &key, &one, BPF_NOEXIST)) {
+		n = bpf_map_lookup_elem(&cpu_counts, &key); /* another CPU added it meanwhile */
+		if (n)
+			__sync_fetch_and_add(n, 1);
+		else
+			count_drop(CPU_DROP_COUNT);
+	}
+	return 0;
+}

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* A CPU-bound GCU application with known hot spots, for CPU call stack sampling: a worker
+ * thread and the main thread spin in hot_loop (4 parts of the time) and warm_loop (1 part),
+ * between a few GCU calls. usage: cpu_hot [milliseconds] (default 1000) */
+#include <pthread.h>
+#include <time.h>
+
+#include "common.h"
+
+static volatile unsigned long sink;
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* inlined: the samples land in the caller itself */
+static inline __attribute__((always_inline)) void spin_for(double ms)
+{
+	double end = now_ms() + ms;
+
+	while (now_ms() < end)
+		for (int i = 0; i < 200000; i++)
+			sink += (unsigned long)i * 2654435761u;
+}
+
+__attribute__((noinline)) void hot_loop(double ms)
+{
+	spin_for(ms);
+}
+
+__attribute__((noinline)) void warm_loop(double ms)
+{
+	spin_for(ms);
+}
+
+static void *worker(void *arg)
+{
+	double ms = *(double *)arg;
+
+	hot_loop(ms * 0.8);
+	warm_loop(ms * 0.2);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	double ms = argc > 1 ? atof(argv[1]) : 1000;
+	pthread_t t;
+	void *d;
+
+	CHECK(topsMalloc(&d, 4096));
+	if (pthread_create(&t, NULL, worker, &ms)) {
+		fprintf(stderr, "cpu_hot: pthread_create failed\n");
+		return 1;
+	}
+	hot_loop(ms * 0.8);
+	warm_loop(ms * 0.2);
+	pthread_join(t, NULL);
+	CHECK(topsFree(d));
+	printf("cpu_hot: %.0f ms on 2 threads, PASSED\n", ms);
+	return 0;
+}

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "cpuprof.h"
+
+#include "cpu.skel.h"
+#include "events.h"
+#include "grow.h"
+#include "log.h"
+#include "symbolize.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define POLL_EVERY_NS	 200000000ull  /* look at the counts for processes not announced */
+#define REFRESH_EVERY_NS 1000000000ull /* re-read a live process's mappings (dlopen) */
+
+struct cpuproc {
+	uint32_t tgid;
+	bool gone;
+	char comm[TASK_COMM_LEN];
+	struct procmaps maps;
+	uint64_t read_ns;
+};
+
+struct cpuprof {
+	struct cpu_bpf *skel;
+	struct ring_buffer *rb; /* cpu_new: processes sampled for the first time */
+	struct bpf_link **links;
+	int *pfds;
+	int ncpus;
+	struct cpuproc *procs;
+	size_t nprocs, capprocs;
+	uint64_t last_poll_ns;
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now);
+
+static int on_new_process(void *ctx, void *data, size_t size)
+{
+	if (size >= sizeof(uint32_t))
+		capture(ctx, *(const uint32_t *)data, mono_ns());
+	return 0;
+}
+
+static int open_events(struct cpuprof *c, uint32_t hz)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int attached = 0;
+
+	c->ncpus = libbpf_num_possible_cpus();
+	if (c->ncpus <= 0)
+		return c->ncpus ? c->ncpus : -ENODEV;
+	c->links = calloc((size_t)c->ncpus, sizeof(*c->links));
+	c->pfds = malloc((size_t)c->ncpus * sizeof(*c->pfds));
+	if (!c->links || !c->pfds)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+		c->pfds[cpu] =
+			(int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		if (c->pfds[cpu] < 0) {
+			if (errno == ENODEV) /* an offline CPU */
+				continue;
+			return -errno;
+		}
+		c->links[cpu] =
+			bpf_program__attach_perf_event(c->skel->progs.cpu_sample, c->pfds[cpu]);
+		if (!c->links[cpu])
+			return -errno;
+		attached++;
+	}
+	pr_debug("CPU sampling: cpu-clock at %u Hz on %d CPUs", hz, attached);
+	return attached ? 0 : -ENODEV;
+}
+
+int cpuprof_open(struct cpuprof **out, const struct cpuprof_opts *o)
+{
+	struct cpuprof *c = calloc(1, sizeof(*c));
+	int err;
+
+	*out = NULL;
+	if (!c)
+		return -ENOMEM;
+	c->skel = cpu_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		pr_error("opening the CPU sampling BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	c->skel->rodata->filter_pids = !o->system_wide;
+	c->skel->data->collecting = o->collecting;
+	err = o->pid_map_fd >= 0 ? bpf_map__reuse_fd(c->skel->maps.tracked_pids, o->pid_map_fd) : 0;
+	if (!err)
+		err = cpu_bpf__load(c->skel);
+	if (err) {
+		pr_error("loading the CPU sampling BPF program: %s", strerror(-err));
+		goto fail;
+	}
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.cpu_new), on_new_process, c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		pr_error("opening the CPU sampling ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	err = open_events(c, o->hz);
+	if (err) {
+		pr_error("starting CPU sampling (cpu-clock perf events): %s", strerror(-err));
+		goto fail;
+	}
+	*out = c;
+	return 0;
+fail:
+	cpuprof_close(c);
+	return err;
+}
+
+void cpuprof_close(struct cpuprof *c)
+{
+	if (!c)
+		return;
+	for (int i = 0; c->links && i < c->ncpus; i++)
+		bpf_link__destroy(c->links[i]);
+	for (int i = 0; c->pfds && c->links && i < c->ncpus; i++)
+		if (c->links[i] || c->pfds[i] >= 0)
+			close(c->pfds[i]);
+	for (size_t i = 0; i < c->nprocs; i++)
+		procmaps_free(&c->procs[i].maps);
+	free(c->procs);
+	ring_buffer__free(c->rb);
+	free(c->links);
+	free(c->pfds);
+	cpu_bpf__destroy(c->skel);
+	free(c);
+}
+
+void cpuprof_set_collecting(struct cpuprof *c, bool on)
+{
+	if (c)
+		c->skel->data->collecting = on;
+}
+
+void cpuprof_clear(struct cpuprof *c)
+{
+	int fd;
+	struct cpu_key k;
+
+	if (!c)
+		return;
+	fd = bpf_map__fd(c->skel->maps.cpu_counts);
+	while (!bpf_map_get_next_key(fd, NULL, &k))
+		if (bpf_map_delete_elem(fd, &k))
+			break;
+}
+
+static struct cpuproc *find_proc(struct cpuprof *c, uint32_t tgid)
+{
+	for (size_t i = 0; i < c->nprocs; i++)
+		if (c->procs[i].tgid == tgid)
+			return &c->procs[i];
+	return NULL;
+}
+
+static void read_comm(uint32_t tgid, char *comm)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
+	f = fopen(path, "re");
+	if (!f || !fgets(comm, TASK_COMM_LEN, f))
+		snprintf(comm, TASK_COMM_LEN, "%u", tgid);
+	comm[strcspn(comm, "\n")] = 0;
+	cpu_frame_sanitize(comm);
+	if (f)
+		fclose(f);
+}
+
+/* (re)read a sampled process's mappings; a process gone keeps the last ones read */
+static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now)
+{
+	struct cpuproc *p = find_proc(c, tgid);
+	struct procmaps fresh;
+
+	if (!p) {
+		if (!grow_array((void **)&c->procs, &c->capprocs, c->nprocs, sizeof(*c->procs)))
+			return;
+		p = &c->procs[c->nprocs++];
+		memset(p, 0, sizeof(*p));
+		p->tgid = tgid;
+		read_comm(tgid, p->comm);
+	} else if (p->gone || now - p->read_ns < REFRESH_EVERY_NS) {
+		return;
+	}
+	if (procmaps_read(&fresh, (int)tgid)) {
+		p->gone = true;
+		return;
+	}
+	procmaps_free(&p->maps);
+	p->maps = fresh;
+	p->read_ns = now;
+}
+
+int cpuprof_epoll_fd(const struct cpuprof *c)
+{
+	return c ? ring_buffer__epoll_fd(c->rb) : -1;
+}
+
+void cpuprof_poll(struct cpuprof *c)
+{
+	uint64_t now = mono_ns();
+	struct cpu_key k, *prev = NULL;
+	uint32_t last = 0;
+	int fd;
+
+	if (!c)
+		return;
+	ring_buffer__consume(c->rb);
+	if (now - c->last_poll_ns < POLL_EVERY_NS)
+		return;
+	c->last_poll_ns = now;
+	fd = bpf_map__fd(c->skel->maps.cpu_counts);
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		if (k.tgid != last) /* keys of one process tend to come together */
+			capture(c, k.tgid, now);
+		last = k.tgid;
+		prev = &k;
+	}
+}
+
+/* one side of a stack, outermost frame first, appended to buf; false when truncated */
+static void append_frames(struct symbolizer *sym, const struct procmaps *maps, const uint64_t *ips,
+			  bool kernel, char **buf, size_t *len, size_t *cap, bool *complete)
+{
+	int n = 0;
+
+	while (n < CPU_STACK_DEPTH && ips[n])
+		n++;
+	for (int i = n - 1; i >= 0; i--) {
+		char name[512];
+		size_t l;
+
+		/* a return address points after its call: name the call, except at the leaf */
+		if (kernel)
+			symbolize_kernel(sym, ips[i] - (i > 0), name, sizeof(name));
+		else
+			symbolize_user(sym, maps, ips[i] - (i > 0), name, sizeof(name));
+		cpu_frame_sanitize(name);
+		if (!kernel && i == n - 1 && complete) {
+			const struct procmap *mp = procmaps_find(maps, ips[i], NULL);
+
+			*complete = cpu_stack_looks_complete(name, mp ? mp->path : NULL);
+		}
+		l = strlen(name);
+		while (*len + l + 6 > *cap) {
+			char *nb = realloc(*buf, *cap * 2);
+
+			if (!nb)
+				return;
+			*buf = nb;
+			*cap *= 2;
+		}
+		*len += (size_t)sprintf(*buf + *len, "%s%s%s", *len ? ";" : "", name,
+					kernel ? "_[k]" : "");
+	}
+}
+
+int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
+{
+	int counts = bpf_map__fd(c->skel->maps.cpu_counts);
+	int stacks = bpf_map__fd(c->skel->maps.cpu_stacks);
+	static const struct procmaps none;
+	uint64_t ips[CPU_STACK_DEPTH];
+	struct cpu_key k, *prev = NULL;
+	struct symbolizer sym;
+	size_t cap = 4096;
+	char *buf = malloc(cap);
+	uint64_t drops[CPU_DROP__COUNT] = { 0 };
+	int ncpu = libbpf_num_possible_cpus(), err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	symbolizer_init(&sym, NULL);
+	c->last_poll_ns = 0;
+	cpuprof_poll(c);
+	while (!err && !bpf_map_get_next_key(counts, prev, &k)) {
+		const struct cpuproc *proc = find_proc(c, k.tgid);
+		bool complete = true;
+		size_t len = 0;
+		uint64_t n;
+
+		prev = &k;
+		if (bpf_map_lookup_elem(counts, &k, &n))
+			continue;
+		buf[0] = 0;
+		if (k.ustack >= 0 && !bpf_map_lookup_elem(stacks, &k.ustack, ips))
+			append_frames(&sym, proc ? &proc->maps : &none, ips, false, &buf, &len,
+				      &cap, &complete);
+		if (k.kstack >= 0 && !bpf_map_lookup_elem(stacks, &k.kstack, ips))
+			append_frames(&sym, NULL, ips, true, &buf, &len, &cap, NULL);
+		/* a side the kernel could not keep (else -EFAULT: that side had no frames) */
+		if ((k.ustack < 0 && k.ustack != -EFAULT) || (k.kstack < 0 && k.kstack != -EFAULT))
+			p->lost_stacks += n;
+		if (!len)
+			snprintf(buf, cap, "[no stack]");
+		err = cpu_profile_add(p, k.tgid, proc ? proc->comm : "?", buf, n,
+				      k.ustack >= 0 && !complete);
+	}
+	if (ncpu > 0) {
+		uint64_t *v = calloc((size_t)ncpu, sizeof(*v));
+
+		for (uint32_t i = 0; v && i < CPU_DROP__COUNT; i++)
+			if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_drops), &i, v))
+				for (int j = 0; j < ncpu; j++)
+					drops[i] += v[j];
+		free(v);
+	}
+	p->lost_samples += drops[CPU_DROP_COUNT];
+	if (sym.kerr && sym.kloaded)
+		pr_warn("kernel frames not named: /proc/kallsyms: %s", strerror(-sym.kerr));
+	symbolizer_free(&sym);
+	free(buf);
+	cpu_profile_finish(p);
+	return err;
+}
