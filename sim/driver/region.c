@@ -239,13 +239,21 @@ again:
 		close(fd);
 		return -EPROTO;
 	}
-	if ((uint64_t)st.st_size < h.region_size || h.region_size < layout_size() ||
-	    h.ring_capacity != GCU_RING_CAPACITY || h.names_capacity != GCU_NAMES_CAPACITY ||
-	    h.heap_size != GCU_HEAP_SIZE || h.ring_offset != 4096 ||
-	    h.names_offset != h.ring_offset + GCU_RING_CAPACITY * sizeof(struct gcu_record) ||
-	    h.heap_offset != h.names_offset + GCU_NAMES_CAPACITY * sizeof(struct gcu_name_entry)) {
+	if ((uint64_t)st.st_size < h.region_size) {
 		snprintf(err, errlen, "%s is truncated (%lld of %llu bytes)", path,
 			 (long long)st.st_size, (unsigned long long)h.region_size);
+		close(fd);
+		return -EPROTO;
+	}
+	if (h.region_size < layout_size() || h.ring_capacity != GCU_RING_CAPACITY ||
+	    h.names_capacity != GCU_NAMES_CAPACITY || h.heap_size != GCU_HEAP_SIZE ||
+	    h.ring_offset != 4096 ||
+	    h.names_offset != h.ring_offset + GCU_RING_CAPACITY * sizeof(struct gcu_record) ||
+	    h.heap_offset != h.names_offset + GCU_NAMES_CAPACITY * sizeof(struct gcu_name_entry)) {
+		snprintf(err, errlen,
+			 "%s has a layout this build does not know (ring of %u records, %u "
+			 "names, %u heap bytes): another build of the driver made it",
+			 path, h.ring_capacity, h.names_capacity, h.heap_size);
 		close(fd);
 		return -EPROTO;
 	}
