@@ -335,6 +335,18 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 		free(v);
 	}
 	p->lost_samples += drops[CPU_DROP_COUNT];
+	{
+		/* what the sampling program cost, when kernel.bpf_stats_enabled is on */
+		struct bpf_prog_info info = { 0 };
+		__u32 ilen = sizeof(info);
+
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.cpu_sample), &info,
+					    &ilen) &&
+		    info.run_cnt)
+			pr_debug("CPU sampling program: %llu runs, %llu ns each on average",
+				 (unsigned long long)info.run_cnt,
+				 (unsigned long long)(info.run_time_ns / info.run_cnt));
+	}
 	if (sym.kerr && sym.kloaded)
 		pr_warn("kernel frames not named: /proc/kallsyms: %s", strerror(-sym.kerr));
 	symbolizer_free(&sym);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# The API tracing benchmark (make bench): ns per call of one cheap runtime call (apibench),
+# The benchmarks (make bench): API tracing, ns per call of one cheap runtime call (apibench),
 # untraced, under the bare counting uprobe+uretprobe pair (the kernel's floor), and under
 # topsprof in statistics and trace mode; on the plain runtime and the -fcf-protection one
 # (functions begin with endbr64), where probing the first byte costs a single-step. All in one
@@ -59,3 +59,39 @@ seen=$(awk '$NF == "topsPeekAtLastError" { print $(NF-4); exit }' <<<"$line")
 echo
 echo "All $threads cores calling, trace mode, default --buffer-size: ${rate} calls/s traced," \
 	"${lost:-0} events lost ($seen of $((N * threads + 1)) calls in the report)."
+
+# CPU call stack sampling: a busy 2-thread app doing a fixed amount of work, under topsprof
+# without and with --cpu-profiling-callstack at 100 Hz; the CPU time of everything (topsprof and
+# the app, user + system), the median of 5 runs each
+ROUNDS=${BENCH_CPU_ROUNDS:-1500}
+cpu_total_ms() { # command...: the CPU ms of the command and its children, with its wall ms
+	local t0 t1 c0 c1 me=$BASHPID
+	read -r c0 < <(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$me/stat")
+	t0=$EPOCHREALTIME
+	"$@" >/dev/null 2>&1
+	t1=$EPOCHREALTIME
+	read -r c1 < <(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$me/stat")
+	awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v a="$t0" -v b="$t1" \
+		'BEGIN { printf "%.0f %.0f\n", c * 1000 / hz, (b - a) * 1000 }'
+}
+median5_cpu() {
+	for _ in 1 2 3 4 5; do (cpu_total_ms "$@"); done | sort -g | sed -n 3p
+}
+read -r off_cpu off_wall < <(median5_cpu "$TOPSPROF" --quiet "$BIN/cpu_hot" -n "$ROUNDS")
+read -r on_cpu on_wall < <(median5_cpu "$TOPSPROF" --quiet --cpu-profiling-callstack "$BIN/cpu_hot" -n "$ROUNDS")
+echo
+echo "CPU call stacks at 100 Hz, a busy 2-thread app ($ROUNDS rounds): ${off_cpu} ms of CPU" \
+	"without sampling, ${on_cpu} ms with ($(ratio "$on_cpu" "$off_cpu")x); the difference is" \
+	"$(awk -v a="$on_cpu" -v b="$off_cpu" -v w="$on_wall" 'BEGIN { printf "%.2f", (a - b) * 100 / w }')% of one core" \
+	"over the ${on_wall} ms run."
+# the sampling program's own cost, from the kernel's BPF run-time statistics
+stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+sysctl -qw kernel.bpf_stats_enabled=1
+t0=$EPOCHREALTIME
+dbg=$("$TOPSPROF" --quiet --debug --cpu-profiling-callstack "$BIN/cpu_hot" -n "$ROUNDS" 2>&1 >/dev/null)
+t1=$EPOCHREALTIME
+sysctl -qw kernel.bpf_stats_enabled="$stats_was"
+runs=$(sed -n 's/.*CPU sampling program: \([0-9]*\) runs, \([0-9]*\) ns each.*/\1/p' <<<"$dbg")
+each=$(sed -n 's/.*CPU sampling program: \([0-9]*\) runs, \([0-9]*\) ns each.*/\2/p' <<<"$dbg")
+echo "The sampling program itself: ${runs} runs of ${each} ns on average (stack walks included)," \
+	"$(awk -v r="$runs" -v e="$each" -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", r * e / ((b - a) * 1e9) * 100 }')% of one core."
