@@ -33,7 +33,6 @@ struct cpuprof {
 	struct cpu_bpf *skel;
 	struct ring_buffer *rb; /* cpu_new: processes sampled for the first time */
 	struct bpf_link **links;
-	int *pfds;
 	int ncpus;
 	struct cpuproc *procs;
 	size_t nprocs, capprocs;
@@ -72,21 +71,25 @@ static int open_events(struct cpuprof *c, uint32_t hz)
 	if (c->ncpus <= 0)
 		return c->ncpus ? c->ncpus : -ENODEV;
 	c->links = calloc((size_t)c->ncpus, sizeof(*c->links));
-	c->pfds = malloc((size_t)c->ncpus * sizeof(*c->pfds));
-	if (!c->links || !c->pfds)
+	if (!c->links)
 		return -ENOMEM;
 	for (int cpu = 0; cpu < c->ncpus; cpu++) {
-		c->pfds[cpu] =
+		int pfd =
 			(int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-		if (c->pfds[cpu] < 0) {
+
+		if (pfd < 0) {
 			if (errno == ENODEV) /* an offline CPU */
 				continue;
 			return -errno;
 		}
-		c->links[cpu] =
-			bpf_program__attach_perf_event(c->skel->progs.cpu_sample, c->pfds[cpu]);
-		if (!c->links[cpu])
-			return -errno;
+		/* once attached, the link owns pfd and closes it */
+		c->links[cpu] = bpf_program__attach_perf_event(c->skel->progs.cpu_sample, pfd);
+		if (!c->links[cpu]) {
+			int err = -errno;
+
+			close(pfd);
+			return err;
+		}
 		attached++;
 	}
 	pr_debug("CPU sampling: cpu-clock at %u Hz on %d CPUs", hz, attached);
@@ -140,15 +143,11 @@ void cpuprof_close(struct cpuprof *c)
 		return;
 	for (int i = 0; c->links && i < c->ncpus; i++)
 		bpf_link__destroy(c->links[i]);
-	for (int i = 0; c->pfds && c->links && i < c->ncpus; i++)
-		if (c->links[i] || c->pfds[i] >= 0)
-			close(c->pfds[i]);
 	for (size_t i = 0; i < c->nprocs; i++)
 		procmaps_free(&c->procs[i].maps);
 	free(c->procs);
 	ring_buffer__free(c->rb);
 	free(c->links);
-	free(c->pfds);
 	cpu_bpf__destroy(c->skel);
 	free(c);
 }
