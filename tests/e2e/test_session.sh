@@ -172,7 +172,15 @@ grep -q "RUNTIME activities" "$TMP/c.out" || die "no report after Ctrl-C"
 grep -q "killed by signal 2" "$TMP/c.err" || die "cause not shown: $(cat "$TMP/c.err")"
 sleep 0.5
 if command -v bpftool >/dev/null; then
-	left=$(bpftool prog show 2>/dev/null | grep -E 'name (api_entry|api_return|proc_fork|api_thread_exit)' || true)
+	# held by anything but a topsprof (another run on this host may be profiling meanwhile):
+	# an fd leaked into the application, or a process that outlived this run
+	left=$(bpftool -j prog show 2>/dev/null | python3 -c '
+import json, sys
+for p in json.load(sys.stdin):
+    holders = [h["comm"] for h in p.get("pids", [])]
+    if p.get("name") in ("api_entry", "api_return", "proc_fork", "api_thread_exit", "cpu_sample") \
+            and (not holders or any(c != "topsprof" for c in holders)):
+        print(p["id"], p["name"], holders)')
 	[ -z "$left" ] || die "BPF programs left loaded: $left"
 fi
 [ -z "$(ls -A "$TMP/run" 2>/dev/null)" ] || die "session files left: $(ls -R "$TMP/run")"
