@@ -8,8 +8,6 @@
 
 #include "events.h"
 
-#define EFAULT 14 /* no frames of that side: a sample in user mode has no kernel stack */
-
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool filter_pids = true;
@@ -94,11 +92,8 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	announce(key.tgid);
 	key.ustack = bpf_get_stackid(ctx, &cpu_stacks, BPF_F_USER_STACK);
 	key.kstack = bpf_get_stackid(ctx, &cpu_stacks, 0);
-	/* else a full map (-ENOMEM) or a bucket taken by another stack (-EEXIST): lost */
-	if (key.ustack < 0 && key.ustack != -EFAULT)
-		count_drop(CPU_DROP_USTACK);
-	if (key.kstack < 0 && key.kstack != -EFAULT)
-		count_drop(CPU_DROP_KSTACK);
+	/* a negative id stays in the key: -EFAULT, no frames on that side; else the stack was lost
+	 * (-ENOMEM: the map is full; -EEXIST: its bucket holds another stack) */
 	n = bpf_map_lookup_elem(&cpu_counts, &key);
 	if (n) {
 		__sync_fetch_and_add(n, 1);

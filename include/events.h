@@ -119,9 +119,7 @@ struct cpu_key {
 
 /* cpu_drops indices */
 enum cpu_drop {
-	CPU_DROP_COUNT = 0,  /* samples lost to a full count map */
-	CPU_DROP_USTACK = 1, /* user stacks lost to a full stack map (sample kept, stack not) */
-	CPU_DROP_KSTACK = 2, /* kernel stacks lost the same way */
+	CPU_DROP_COUNT = 0, /* samples lost to a full count map (a lost stack is seen in its key) */
 	CPU_DROP__COUNT
 };
 

@@ -158,6 +158,16 @@ void cpuprof_set_collecting(struct cpuprof *c, bool on)
 		c->skel->data->collecting = on;
 }
 
+static void zero_drops(struct cpuprof *c)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *zero = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*zero)) : NULL;
+
+	for (uint32_t i = 0; zero && i < CPU_DROP__COUNT; i++)
+		bpf_map_update_elem(bpf_map__fd(c->skel->maps.cpu_drops), &i, zero, 0);
+	free(zero);
+}
+
 void cpuprof_clear(struct cpuprof *c)
 {
 	int fd;
@@ -169,6 +179,7 @@ void cpuprof_clear(struct cpuprof *c)
 	while (!bpf_map_get_next_key(fd, NULL, &k))
 		if (bpf_map_delete_elem(fd, &k))
 			break;
+	zero_drops(c); /* the losses of the time thrown away go too */
 }
 
 static struct cpuproc *find_proc(struct cpuprof *c, uint32_t tgid)
@@ -194,11 +205,13 @@ static void read_comm(uint32_t tgid, char *comm)
 		fclose(f);
 }
 
-/* (re)read a sampled process's mappings; a process gone keeps the last ones read */
+/* (re)read a sampled process's mappings and name; a process gone (or exiting: its maps read
+ * empty) keeps the last ones read */
 static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now)
 {
 	struct cpuproc *p = find_proc(c, tgid);
 	struct procmaps fresh;
+	int err;
 
 	if (!p) {
 		if (!grow_array((void **)&c->procs, &c->capprocs, c->nprocs, sizeof(*c->procs)))
@@ -206,29 +219,30 @@ static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now)
 		p = &c->procs[c->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->tgid = tgid;
-		read_comm(tgid, p->comm);
 	} else if (p->gone || now - p->read_ns < REFRESH_EVERY_NS) {
 		return;
 	}
-	if (procmaps_read(&fresh, (int)tgid)) {
-		p->gone = true;
+	p->read_ns = now;
+	err = procmaps_read(&fresh, (int)tgid);
+	if (err) {
+		p->gone = err == -ENOENT || err == -ESRCH;
+		if (!p->comm[0])
+			snprintf(p->comm, sizeof(p->comm), "%u", tgid);
 		return;
 	}
+	if (!fresh.n) {
+		procmaps_free(&fresh);
+		return;
+	}
+	read_comm(tgid, p->comm); /* again: an exec renames it */
 	procmaps_free(&p->maps);
 	p->maps = fresh;
-	p->read_ns = now;
-}
-
-int cpuprof_epoll_fd(const struct cpuprof *c)
-{
-	return c ? ring_buffer__epoll_fd(c->rb) : -1;
 }
 
 void cpuprof_poll(struct cpuprof *c)
 {
 	uint64_t now = mono_ns();
-	struct cpu_key k, *prev = NULL;
-	uint32_t last = 0;
+	uint32_t k, *prev = NULL;
 	int fd;
 
 	if (!c)
@@ -237,13 +251,16 @@ void cpuprof_poll(struct cpuprof *c)
 	if (now - c->last_poll_ns < POLL_EVERY_NS)
 		return;
 	c->last_poll_ns = now;
-	fd = bpf_map__fd(c->skel->maps.cpu_counts);
+	fd = bpf_map__fd(c->skel->maps.cpu_seen); /* one key per process sampled */
 	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		if (k.tgid != last) /* keys of one process tend to come together */
-			capture(c, k.tgid, now);
-		last = k.tgid;
+		capture(c, k, now);
 		prev = &k;
 	}
+}
+
+int cpuprof_epoll_fd(const struct cpuprof *c)
+{
+	return c ? ring_buffer__epoll_fd(c->rb) : -1;
 }
 
 /* one side of a stack, outermost frame first, appended to buf; false when truncated */

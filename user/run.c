@@ -546,7 +546,7 @@ static void warn_losses(const struct model *m)
 	if (m->cpu.lost_samples + m->cpu.lost_stacks)
 		out_print(stderr,
 			  "==%u== warning: CPU sampling lost %llu samples (the count map was full) "
-			  "and the stacks of %llu (the stack map was full)\n",
+			  "and the stacks of %llu (the stack map was full, or its slot taken)\n",
 			  pid, (unsigned long long)m->cpu.lost_samples,
 			  (unsigned long long)m->cpu.lost_stacks);
 }

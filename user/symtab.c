@@ -16,6 +16,7 @@
 char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
 
 #define DEBUGDATA_MAX (256u << 20) /* a decompressed .gnu_debugdata larger than this is refused */
+#define XZ_MEMLIMIT   (128u << 20) /* nor one whose decoder would need more memory */
 
 struct raw_sym {
 	uint64_t addr, size;
@@ -111,7 +112,7 @@ static int unxz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
 
 	if (!buf)
 		return -ENOMEM;
-	if (lzma_stream_decoder(&st, UINT64_MAX, 0) != LZMA_OK) {
+	if (lzma_stream_decoder(&st, XZ_MEMLIMIT, 0) != LZMA_OK) {
 		free(buf);
 		return -ENOMEM;
 	}
@@ -129,9 +130,9 @@ static int unxz(const uint8_t *in, size_t inlen, uint8_t **out, size_t *outlen)
 			size_t used = cap;
 			uint8_t *nb;
 
-			if (cap >= DEBUGDATA_MAX)
-				goto bad;
 			cap *= 2;
+			if (cap > DEBUGDATA_MAX)
+				goto bad;
 			nb = realloc(buf, cap);
 			if (!nb)
 				goto bad;
@@ -293,6 +294,18 @@ void symtab_free(struct symtab *t)
 	free(t);
 }
 
+/* whether a and b lie in one loadable segment (true when the file has none to tell) */
+static bool same_segment(const struct symtab *t, uint64_t a, uint64_t b)
+{
+	for (int i = 0; i < t->nsegs; i++) {
+		uint64_t lo = t->segs[i].vaddr, hi = lo + t->segs[i].filesz;
+
+		if (a >= lo && a < hi)
+			return b >= lo && b < hi;
+	}
+	return !t->nsegs;
+}
+
 const char *symtab_find(const struct symtab *t, uint64_t vaddr, uint64_t *delta)
 {
 	size_t lo = count_at_or_below(t->syms, t->nsyms, sizeof(*t->syms),
@@ -303,6 +316,8 @@ const char *symtab_find(const struct symtab *t, uint64_t vaddr, uint64_t *delta)
 		return NULL;
 	s = &t->syms[lo - 1];
 	if (s->size && vaddr >= s->addr + s->size)
+		return NULL;
+	if (!s->size && !same_segment(t, s->addr, vaddr)) /* sizeless: to its segment's end */
 		return NULL;
 	if (delta)
 		*delta = vaddr - s->addr;

@@ -62,35 +62,43 @@ echo "All $threads cores calling, trace mode, default --buffer-size: ${rate} cal
 
 # CPU call stack sampling: a busy 2-thread app doing a fixed amount of work, under topsprof
 # without and with --cpu-profiling-callstack at 100 Hz; the CPU time of everything (topsprof and
-# the app, user + system), the median of 5 runs each
+# the app, user + system), the median of 5 runs each, taken in turns
 ROUNDS=${BENCH_CPU_ROUNDS:-1500}
 cpu_total_ms() { # command...: the CPU ms of the command and its children, with its wall ms
-	local t0 t1 c0 c1 me=$BASHPID
+	local t0 t1 c0 c1 me=$BASHPID # this (sub)shell, whose children's CPU time /proc shows
 	read -r c0 < <(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$me/stat")
 	t0=$EPOCHREALTIME
-	"$@" >/dev/null 2>&1
+	"$@" >/dev/null 2>&1 || { echo "bench: failed: $*" >&2; return 1; }
 	t1=$EPOCHREALTIME
 	read -r c1 < <(awk '{ print $14 + $15 + $16 + $17 }' "/proc/$me/stat")
 	awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v a="$t0" -v b="$t1" \
 		'BEGIN { printf "%.0f %.0f\n", c * 1000 / hz, (b - a) * 1000 }'
 }
-median5_cpu() {
-	for _ in 1 2 3 4 5; do (cpu_total_ms "$@"); done | sort -g | sed -n 3p
-}
-read -r off_cpu off_wall < <(median5_cpu "$TOPSPROF" --quiet "$BIN/cpu_hot" -n "$ROUNDS")
-read -r on_cpu on_wall < <(median5_cpu "$TOPSPROF" --quiet --cpu-profiling-callstack "$BIN/cpu_hot" -n "$ROUNDS")
+# off and on alternate, so that a drift in the machine's speed falls on both alike
+off_runs="" on_runs=""
+for _ in 1 2 3 4 5; do
+	off_runs+=$(cpu_total_ms "$TOPSPROF" --quiet "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
+	on_runs+=$(cpu_total_ms "$TOPSPROF" --quiet --cpu-profiling-callstack "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
+done
+read -r off_cpu off_wall < <(grep . <<<"$off_runs" | sort -g | sed -n 3p)
+read -r on_cpu on_wall < <(grep . <<<"$on_runs" | sort -g | sed -n 3p)
 echo
 echo "CPU call stacks at 100 Hz, a busy 2-thread app ($ROUNDS rounds): ${off_cpu} ms of CPU" \
 	"without sampling, ${on_cpu} ms with ($(ratio "$on_cpu" "$off_cpu")x); the difference is" \
 	"$(awk -v a="$on_cpu" -v b="$off_cpu" -v w="$on_wall" 'BEGIN { printf "%.2f", (a - b) * 100 / w }')% of one core" \
 	"over the ${on_wall} ms run."
 # the sampling program's own cost, from the kernel's BPF run-time statistics
-stats_was=$(sysctl -n kernel.bpf_stats_enabled)
+stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo none)
+if [ "$stats_was" = none ]; then
+	echo "The sampling program's own cost: this kernel has no kernel.bpf_stats_enabled."
+	exit 0
+fi
+trap 'sysctl -qw kernel.bpf_stats_enabled="$stats_was"; rm -rf "$TOPS_SIM_DRIVER_DIR"' EXIT
 sysctl -qw kernel.bpf_stats_enabled=1
 t0=$EPOCHREALTIME
-dbg=$("$TOPSPROF" --quiet --debug --cpu-profiling-callstack "$BIN/cpu_hot" -n "$ROUNDS" 2>&1 >/dev/null)
+dbg=$("$TOPSPROF" --quiet --debug --cpu-profiling-callstack "$BIN/cpu_hot" -n "$ROUNDS" 2>&1 >/dev/null) ||
+	{ echo "bench: the CPU sampling run failed: $dbg" >&2; exit 1; }
 t1=$EPOCHREALTIME
-sysctl -qw kernel.bpf_stats_enabled="$stats_was"
 runs=$(sed -n 's/.*CPU sampling program: \([0-9]*\) runs, \([0-9]*\) ns each.*/\1/p' <<<"$dbg")
 each=$(sed -n 's/.*CPU sampling program: \([0-9]*\) runs, \([0-9]*\) ns each.*/\2/p' <<<"$dbg")
 echo "The sampling program itself: ${runs} runs of ${each} ns on average (stack walks included)," \

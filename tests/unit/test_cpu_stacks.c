@@ -49,7 +49,11 @@ static void test_find_synthetic(void **state)
 		{ .addr = 0x2000, .size = 0, .name = "sizeless" },
 		{ .addr = 0x3000, .size = 0x100, .name = "last" },
 	};
-	struct symtab t = { .syms = syms, .nsyms = 3 };
+	struct symtab t = { .syms = syms,
+			    .nsyms = 3,
+			    .segs = { { .vaddr = 0x1000, .offset = 0, .filesz = 0x1800 },
+				      { .vaddr = 0x3000, .offset = 0x2000, .filesz = 0x1000 } },
+			    .nsegs = 2 };
 	uint64_t d = 99;
 
 	assert_null(symtab_find(&t, 0xfff, &d));
@@ -58,8 +62,9 @@ static void test_find_synthetic(void **state)
 	assert_string_equal(symtab_find(&t, 0x100f, &d), "sized");
 	assert_int_equal(d, 0xf);
 	assert_null(symtab_find(&t, 0x1010, &d)); /* past its end, before the next */
-	assert_string_equal(symtab_find(&t, 0x2fff, &d), "sizeless");
-	assert_int_equal(d, 0xfff);
+	assert_string_equal(symtab_find(&t, 0x27ff, &d), "sizeless");
+	assert_int_equal(d, 0x7ff);
+	assert_null(symtab_find(&t, 0x2800, &d)); /* past its segment: not its */
 	assert_string_equal(symtab_find(&t, 0x30ff, &d), "last");
 	assert_null(symtab_find(&t, 0x3100, &d));
 	t.nsyms = 0;
@@ -172,10 +177,14 @@ static void test_procmaps_parse(void **state)
 	p = procmaps_find(&m, 0x55550000b000, &off);
 	assert_string_equal(p->path, "/opt/app with space");
 	assert_int_equal(off, 0x3000);
-	assert_string_equal(procmaps_find(&m, 0x7fff00000001, &off)->path, "[vdso]");
-	assert_null(procmaps_find(&m, 0x7ffe00000010, &off)->path); /* anonymous: JIT code */
-	assert_null(procmaps_find(&m, 0x7f0000000010, &off));	    /* not executable */
-	assert_null(procmaps_find(&m, 0x7f0000002000, &off));	    /* one past the end */
+	p = procmaps_find(&m, 0x7fff00000001, &off);
+	assert_non_null(p);
+	assert_string_equal(p->path, "[vdso]");
+	p = procmaps_find(&m, 0x7ffe00000010, &off);
+	assert_non_null(p);
+	assert_null(p->path);				      /* anonymous: JIT code */
+	assert_null(procmaps_find(&m, 0x7f0000000010, &off)); /* not executable */
+	assert_null(procmaps_find(&m, 0x7f0000002000, &off)); /* one past the end */
 	assert_null(procmaps_find(&m, 0x1000, &off));
 	procmaps_free(&m);
 	assert_int_equal(procmaps_parse(&m, "zzz not a maps line\n"), -EINVAL);
