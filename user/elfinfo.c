@@ -119,17 +119,11 @@ static uint64_t vaddr_to_offset(Elf *e, uint64_t v)
 	return 0;
 }
 
-int elf_func_offsets(const char *path, const char *const *names, int n, uint64_t *offsets)
+int elf_for_each_func(Elf *e, int (*fn)(const struct elf_func *f, void *ctx), void *ctx)
 {
-	struct elf_handle h;
 	Elf_Scn *scn = NULL;
-	int found = 0, err;
 
-	memset(offsets, 0, (size_t)n * sizeof(*offsets));
-	err = elf_open(path, &h);
-	if (err)
-		return err;
-	while ((scn = elf_nextscn(h.e, scn))) {
+	while ((scn = elf_nextscn(e, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *data;
 		size_t count;
@@ -140,26 +134,71 @@ int elf_func_offsets(const char *path, const char *const *names, int n, uint64_t
 		data = elf_getdata(scn, NULL);
 		count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
 		for (size_t i = 0; data && i < count; i++) {
+			struct elf_func f;
 			GElf_Sym sym;
-			const char *s;
+			int type, bind, rc;
 
-			if (!gelf_getsym(data, (int)i, &sym) ||
-			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || sym.st_shndx == SHN_UNDEF ||
-			    !sym.st_value)
+			if (!gelf_getsym(data, (int)i, &sym))
+				break;
+			type = GELF_ST_TYPE(sym.st_info);
+			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 				continue;
-			s = elf_strptr(h.e, sh.sh_link, sym.st_name);
-			if (!s)
+			f.name = elf_strptr(e, sh.sh_link, sym.st_name);
+			if (!f.name || !*f.name)
 				continue;
-			for (int k = 0; k < n; k++) {
-				if (offsets[k] || strcmp(s, names[k]))
-					continue;
-				offsets[k] = vaddr_to_offset(h.e, sym.st_value);
-				found += offsets[k] != 0;
-			}
+			bind = GELF_ST_BIND(sym.st_info);
+			f.value = sym.st_value;
+			f.size = sym.st_size;
+			f.bind = bind == STB_GLOBAL ? ELF_BIND_GLOBAL
+				 : bind == STB_WEAK ? ELF_BIND_WEAK
+						    : ELF_BIND_LOCAL;
+			f.ifunc = type == STT_GNU_IFUNC;
+			f.from_symtab = sh.sh_type == SHT_SYMTAB;
+			rc = fn(&f, ctx);
+			if (rc)
+				return rc;
 		}
 	}
+	return 0;
+}
+
+struct offsets_ctx {
+	Elf *e;
+	const char *const *names;
+	int n, found;
+	uint64_t *offsets;
+};
+
+static int match_offset(const struct elf_func *f, void *p)
+{
+	struct offsets_ctx *c = p;
+
+	if (f->ifunc) /* a resolver, not the function it picks */
+		return 0;
+	for (int k = 0; k < c->n; k++) {
+		if (c->offsets[k] || strcmp(f->name, c->names[k]))
+			continue;
+		c->offsets[k] = vaddr_to_offset(c->e, f->value);
+		c->found += c->offsets[k] != 0;
+	}
+	return 0;
+}
+
+int elf_func_offsets(const char *path, const char *const *names, int n, uint64_t *offsets)
+{
+	struct offsets_ctx c = { .names = names, .n = n, .offsets = offsets };
+	struct elf_handle h;
+	int err;
+
+	memset(offsets, 0, (size_t)n * sizeof(*offsets));
+	err = elf_open(path, &h);
+	if (err)
+		return err;
+	c.e = h.e;
+	elf_for_each_func(h.e, match_offset, &c);
 	elf_close(&h);
-	return found;
+	return c.found;
 }
 
 bool elf_defines(const char *path, const char *name)

@@ -33,6 +33,24 @@ struct elf_deps {
 int elf_read_deps(const char *path, struct elf_deps *d);
 void elf_free_deps(struct elf_deps *d);
 
+enum elf_bind {
+	ELF_BIND_GLOBAL,
+	ELF_BIND_WEAK,
+	ELF_BIND_LOCAL
+};
+
+struct elf_func {
+	const char *name; /* in the ELF image: valid while it is open */
+	uint64_t value, size;
+	enum elf_bind bind;
+	bool ifunc;	  /* STT_GNU_IFUNC: value is its resolver */
+	bool from_symtab; /* .symtab, else .dynsym */
+};
+
+/* Call fn for every defined, named function symbol of e's .symtab and .dynsym; a non-zero return
+ * of fn stops the walk and is returned. */
+int elf_for_each_func(Elf *e, int (*fn)(const struct elf_func *f, void *ctx), void *ctx);
+
 /* File offsets of the named functions defined in path (.dynsym and .symtab); offsets[i] is 0
  * when names[i] is not defined there. Returns how many were found, or -errno. */
 int elf_func_offsets(const char *path, const char *const *names, int n, uint64_t *offsets);

@@ -53,53 +53,41 @@ static int leading_underscores(const char *s)
 
 /* the name without reserved underscores first (getpid over __getpid), then global before weak
  * before local */
-static int sym_rank(const GElf_Sym *sym, const char *name)
+static int sym_rank(const struct elf_func *f)
 {
-	int bind = GELF_ST_BIND(sym->st_info);
-	int us = leading_underscores(name);
+	int us = leading_underscores(f->name);
 
-	return (us > 3 ? 3 : us) * 4 + (bind == STB_GLOBAL ? 0 : bind == STB_WEAK ? 1 : 2);
+	return (us > 3 ? 3 : us) * 4 + (int)f->bind;
 }
 
+struct collect_ctx {
+	struct collect *c;
+	bool symtab_seen;
+};
+
+static int add_func(const struct elf_func *f, void *p)
+{
+	struct collect_ctx *x = p;
+	struct collect *c = x->c;
+
+	x->symtab_seen |= f->from_symtab;
+	if (!grow_array((void **)&c->v, &c->cap, c->n, sizeof(*c->v)))
+		return -ENOMEM;
+	c->v[c->n++] = (struct raw_sym){
+		.addr = f->value, .size = f->size, .rank = sym_rank(f), .name = f->name
+	};
+	return 0;
+}
+
+/* e's function symbols into c; has_symtab (when not NULL) set when e has a .symtab */
 static int collect_syms(Elf *e, struct collect *c, bool *has_symtab)
 {
-	Elf_Scn *scn = NULL;
+	struct collect_ctx x = { .c = c };
+	int err = elf_for_each_func(e, add_func, &x);
 
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *data;
-		size_t count;
-
-		if (!gelf_getshdr(scn, &sh) ||
-		    (sh.sh_type != SHT_SYMTAB && sh.sh_type != SHT_DYNSYM))
-			continue;
-		if (sh.sh_type == SHT_SYMTAB && has_symtab)
-			*has_symtab = true;
-		data = elf_getdata(scn, NULL);
-		count = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
-		for (size_t i = 0; data && i < count; i++) {
-			GElf_Sym sym;
-			const char *s;
-			int type;
-
-			if (!gelf_getsym(data, (int)i, &sym))
-				break;
-			type = GELF_ST_TYPE(sym.st_info);
-			if ((type != STT_FUNC && type != STT_GNU_IFUNC) ||
-			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-				continue;
-			s = elf_strptr(e, sh.sh_link, sym.st_name);
-			if (!s || !*s)
-				continue;
-			if (!grow_array((void **)&c->v, &c->cap, c->n, sizeof(*c->v)))
-				return -ENOMEM;
-			c->v[c->n++] = (struct raw_sym){ .addr = sym.st_value,
-							 .size = sym.st_size,
-							 .rank = sym_rank(&sym, s),
-							 .name = s };
-		}
-	}
-	return 0;
+	if (has_symtab && x.symtab_seen)
+		*has_symtab = true;
+	return err;
 }
 
 /* the xz stream of .gnu_debugdata, decompressed into *out (malloc'd) */
