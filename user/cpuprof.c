@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "cpuprof.h"
 
+#include "bpfmaps.h"
 #include "cpu.skel.h"
 #include "events.h"
 #include "grow.h"
 #include "log.h"
+#include "monotime.h"
 #include "symbolize.h"
 
 #include <bpf/bpf.h>
@@ -15,7 +17,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
 
 #define POLL_EVERY_NS	 200000000ull  /* look at the counts for processes not announced */
@@ -38,14 +39,6 @@ struct cpuprof {
 	size_t nprocs, capprocs;
 	uint64_t last_poll_ns;
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now);
 
@@ -158,28 +151,14 @@ void cpuprof_set_collecting(struct cpuprof *c, bool on)
 		c->skel->data->collecting = on;
 }
 
-static void zero_drops(struct cpuprof *c)
-{
-	int ncpu = libbpf_num_possible_cpus();
-	uint64_t *zero = ncpu > 0 ? calloc((size_t)ncpu, sizeof(*zero)) : NULL;
-
-	for (uint32_t i = 0; zero && i < CPU_DROP__COUNT; i++)
-		bpf_map_update_elem(bpf_map__fd(c->skel->maps.cpu_drops), &i, zero, 0);
-	free(zero);
-}
-
 void cpuprof_clear(struct cpuprof *c)
 {
-	int fd;
-	struct cpu_key k;
-
 	if (!c)
 		return;
-	fd = bpf_map__fd(c->skel->maps.cpu_counts);
-	while (!bpf_map_get_next_key(fd, NULL, &k))
-		if (bpf_map_delete_elem(fd, &k))
-			break;
-	zero_drops(c); /* the losses of the time thrown away go too */
+	bpf_map_clear(bpf_map__fd(c->skel->maps.cpu_counts), sizeof(struct cpu_key));
+	/* the losses of the time thrown away go too */
+	for (uint32_t i = 0; i < CPU_DROP__COUNT; i++)
+		percpu_u64_zero(bpf_map__fd(c->skel->maps.cpu_drops), i);
 }
 
 static struct cpuproc *find_proc(struct cpuprof *c, uint32_t tgid)
@@ -310,8 +289,8 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 	struct symbolizer sym;
 	size_t cap = 4096;
 	char *buf = malloc(cap);
-	uint64_t drops[CPU_DROP__COUNT] = { 0 };
-	int ncpu = libbpf_num_possible_cpus(), err = 0;
+	uint64_t lost = 0;
+	int err = 0;
 
 	if (!buf)
 		return -ENOMEM;
@@ -341,16 +320,8 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 		err = cpu_profile_add(p, k.tgid, proc ? proc->comm : "?", buf, n,
 				      k.ustack >= 0 && !complete);
 	}
-	if (ncpu > 0) {
-		uint64_t *v = calloc((size_t)ncpu, sizeof(*v));
-
-		for (uint32_t i = 0; v && i < CPU_DROP__COUNT; i++)
-			if (!bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_drops), &i, v))
-				for (int j = 0; j < ncpu; j++)
-					drops[i] += v[j];
-		free(v);
-	}
-	p->lost_samples += drops[CPU_DROP_COUNT];
+	percpu_u64_sum(bpf_map__fd(c->skel->maps.cpu_drops), CPU_DROP_COUNT, &lost);
+	p->lost_samples += lost;
 	{
 		/* what the sampling program cost, when kernel.bpf_stats_enabled is on */
 		struct bpf_prog_info info = { 0 };

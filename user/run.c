@@ -13,6 +13,7 @@
 #include "proctree.h"
 #include "report.h"
 #include "cpuprof.h"
+#include "monotime.h"
 #include "tracer.h"
 #include "chrome.h"
 #include "store.h"
@@ -90,10 +91,7 @@ static void set_signals(bool install)
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)mono_ns() / 1e9;
 }
 
 /* the files a run writes, their names expanded */
@@ -413,14 +411,6 @@ static void print_header(struct run *r)
 	out_print_quiet(cli->given[OPT_QUIET], "==%d==%s\n", (int)r->app.pid, buf);
 }
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* topsprof start / stop / cancel from another terminal */
 static void control(struct run *r, enum control_action a)
 {
@@ -460,7 +450,7 @@ static bool run_ended(struct run *r)
 	const struct cli *cli = r->cli;
 
 	if (cli->given[OPT_DURATION] &&
-	    (double)(now_ns() - r->m.span_start_ns) / 1e9 >= cli->duration_s)
+	    (double)(mono_ns() - r->m.span_start_ns) / 1e9 >= cli->duration_s)
 		return true;
 	if (cli->app_argc)
 		return launch_reap(&r->app, false);
@@ -499,7 +489,7 @@ static void collect(struct run *r)
 	}
 	if (ep >= 0)
 		close(ep);
-	r->m.span_end_ns = now_ns();
+	r->m.span_end_ns = mono_ns();
 	/* what the application did up to its end */
 	ring_buffer__consume(r->rb);
 	proctree_poll(r->pt, 0);
@@ -907,7 +897,7 @@ int cmd_profile(const struct cli *cli)
 	print_header(&r);
 	if (r.gcu)
 		gcu_source_sync(r.gcu, &r.m);
-	r.m.span_start_ns = now_ns();
+	r.m.span_start_ns = mono_ns();
 	if (cli->app_argc && launch_release(&r.app)) {
 		pr_error("starting %s: it ended before it could be released", r.exe);
 		launch_abort(&r.app);

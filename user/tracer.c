@@ -211,12 +211,7 @@ void tracer_set_collecting(struct tracer *t, bool on)
 
 void tracer_clear_stats(struct tracer *t)
 {
-	int fd = bpf_map__fd(t->skel->maps.api_stats);
-	struct api_stat_key key;
-
-	while (!bpf_map_get_next_key(fd, NULL, &key))
-		if (bpf_map_delete_elem(fd, &key))
-			break;
+	bpf_map_clear(bpf_map__fd(t->skel->maps.api_stats), sizeof(struct api_stat_key));
 }
 
 int tracer_events_fd(const struct tracer *t)
