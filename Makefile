@@ -148,7 +148,8 @@ e2e: $(TOPSPROF) sim
 FUZZ := $(OUTPUT)/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
-FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c user/cpustacks.c
+FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c user/cpustacks.c \
+	user/utilization.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
 	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd $(FUZZ)/fuzz_symtab $(FUZZ)/fuzz_procmaps
 

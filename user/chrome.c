@@ -119,6 +119,43 @@ static void busy_counters(struct writer *w, const struct model *m)
 	free(e);
 }
 
+/* the utilization series: CPU % and memory as counters of their process (the host's apart) */
+static void util_counters(struct writer *w, const struct util_profile *u)
+{
+	for (size_t i = 0; i < u->n; i++) {
+		const struct util_series *s = &u->s[i];
+		uint64_t pid = s->pid == UTIL_HOST_PID ? CHROME_HOST_PID : s->pid;
+
+		if (s->pid == UTIL_HOST_PID && s->n)
+			meta(w, "process_name", pid, -1, "host");
+		for (size_t k = 0; k < s->n; k++) {
+			const struct util_point *p = &s->v[k];
+
+			if (u->cpu) {
+				begin(w);
+				fprintf(w->out,
+					"{\"ph\":\"C\",\"name\":\"CPU %%\",\"pid\":%llu,"
+					"\"ts\":%.3f,\"args\":{\"%s\":%.2f}}",
+					(unsigned long long)pid, us(w, p->t_ns),
+					s->pid == UTIL_HOST_PID ? "all CPUs" : "of one CPU",
+					p->cpu);
+			}
+			if (!u->mem)
+				continue;
+			begin(w);
+			fprintf(w->out,
+				"{\"ph\":\"C\",\"name\":\"memory (MB)\",\"pid\":%llu,"
+				"\"ts\":%.3f,\"args\":{",
+				(unsigned long long)pid, us(w, p->t_ns));
+			if (s->pid == UTIL_HOST_PID)
+				fprintf(w->out, "\"in use\":%.3f}}", (double)p->rss / 1e6);
+			else
+				fprintf(w->out, "\"rss\":%.3f,\"vsz\":%.3f}}", (double)p->rss / 1e6,
+					(double)p->vsz / 1e6);
+		}
+	}
+}
+
 void chrome_write(FILE *out, const struct model *m)
 {
 	struct writer w = { out, first_time(m), true };
@@ -187,5 +224,6 @@ void chrome_write(FILE *out, const struct model *m)
 			i + 1, (unsigned long long)CHROME_GCU_PID(d), s, us(&w, op->start_ns));
 	}
 	busy_counters(&w, m);
+	util_counters(&w, &m->util);
 	fputs("\n]}\n", out);
 }

@@ -70,14 +70,14 @@ const struct opt_def cli_options[OPT__COUNT] = {
 					  ARG_FREQ, "FREQ", "100Hz", GRP_CPU, L,
 					  "Call stack sampling frequency, 1 to 100 Hz." },
 	[OPT_CPU_UTILIZATION] = { OPT_CPU_UTILIZATION, "cpu-utilization", ARG_NONE, NULL, NULL,
-				  GRP_CPU, L | P,
+				  GRP_CPU, L,
 				  "Sample CPU utilization of the profiled processes and the host." },
 	[OPT_MEMORY_UTILIZATION] = { OPT_MEMORY_UTILIZATION, "memory-utilization", ARG_NONE, NULL,
-				     NULL, GRP_CPU, L | P,
+				     NULL, GRP_CPU, L,
 				     "Sample memory use (RSS, virtual size) of the profiled "
 				     "processes." },
 	[OPT_UTILIZATION_FREQUENCY] = { OPT_UTILIZATION_FREQUENCY, "utilization-frequency",
-					ARG_FREQ, "FREQ", "100Hz", GRP_CPU, L | P,
+					ARG_FREQ, "FREQ", "100Hz", GRP_CPU, L,
 					"Sampling frequency of --cpu-utilization and "
 					"--memory-utilization, 1 to 100 Hz." },
 	[OPT_KERNEL_CALLSTACK] = { OPT_KERNEL_CALLSTACK, "kernel-callstack", ARG_NONE, NULL, NULL,

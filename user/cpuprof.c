@@ -7,6 +7,7 @@
 #include "grow.h"
 #include "log.h"
 #include "monotime.h"
+#include "procfs.h"
 #include "symbolize.h"
 
 #include <bpf/bpf.h>
@@ -19,15 +20,18 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define POLL_EVERY_NS	 200000000ull  /* look at the counts for processes not announced */
+#define POLL_EVERY_NS	 50000000ull   /* look at the counts for processes not announced */
 #define REFRESH_EVERY_NS 1000000000ull /* re-read a live process's mappings (dlopen) */
+/* a process's first second: its exec and the dynamic loader change its mappings, and a
+ * short-lived one may end before the next refresh: they are read again at every poll */
+#define YOUNG_NS 1000000000ull
 
 struct cpuproc {
 	uint32_t tgid;
 	bool gone;
 	char comm[TASK_COMM_LEN];
 	struct procmaps maps;
-	uint64_t read_ns;
+	uint64_t first_ns, read_ns;
 };
 
 struct cpuprof {
@@ -171,17 +175,8 @@ static struct cpuproc *find_proc(struct cpuprof *c, uint32_t tgid)
 
 static void read_comm(uint32_t tgid, char *comm)
 {
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%u/comm", tgid);
-	f = fopen(path, "re");
-	if (!f || !fgets(comm, TASK_COMM_LEN, f))
-		snprintf(comm, TASK_COMM_LEN, "%u", tgid);
-	comm[strcspn(comm, "\n")] = 0;
+	procfs_comm(tgid, comm, TASK_COMM_LEN);
 	cpu_frame_sanitize(comm);
-	if (f)
-		fclose(f);
 }
 
 /* (re)read a sampled process's mappings and name; a process gone (or exiting: its maps read
@@ -198,7 +193,9 @@ static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now)
 		p = &c->procs[c->nprocs++];
 		memset(p, 0, sizeof(*p));
 		p->tgid = tgid;
-	} else if (p->gone || now - p->read_ns < REFRESH_EVERY_NS) {
+		p->first_ns = now;
+	} else if (p->gone ||
+		   (now - p->first_ns >= YOUNG_NS && now - p->read_ns < REFRESH_EVERY_NS)) {
 		return;
 	}
 	p->read_ns = now;

@@ -135,8 +135,8 @@ static void print_plugins(FILE *f)
 		"the profiled process tree: tp_btf sched_process_fork/exec/exit");
 	fprintf(f, "    %-12s %-11s %s\n", "cpu-stacks", "available",
 		"CPU call stacks: eBPF perf_event on cpu-clock, 1-100 Hz");
-	fprintf(f, "    %-12s %-11s %s\n", "utilization", "not yet",
-		"CPU and memory utilization over time");
+	fprintf(f, "    %-12s %-11s %s\n", "utilization", "available",
+		"CPU and memory utilization over time: /proc schedstat, statm, stat, meminfo");
 	fprintf(f, "    %-12s %-11s %s\n", "kernel", "not yet", "kernel call stacks of GCU work");
 }
 

@@ -23,6 +23,7 @@ void model_init(struct model *m)
 void model_free(struct model *m)
 {
 	cpu_profile_free(&m->cpu);
+	util_profile_free(&m->util);
 	for (size_t i = 0; i < m->ncalls; i++) {
 		free(m->calls[i].str[0]);
 		free(m->calls[i].str[1]);
@@ -432,4 +433,5 @@ void model_clear_collected(struct model *m)
 	m->ncalls = m->npending = m->nops = 0;
 	memset(m->stats, 0, sizeof(m->stats));
 	m->first_ns = m->last_ns = 0;
+	util_profile_clear(&m->util);
 }

@@ -13,6 +13,7 @@
 #include "cpustacks.h"
 #include "events.h"
 #include "gcu_readout.h"
+#include "utilization.h"
 
 struct api_call {
 	uint64_t call_id;
@@ -98,7 +99,8 @@ struct model {
 	struct proc_info *procs;
 	size_t nprocs, procs_cap;
 	uint64_t first_ns, last_ns;
-	struct cpu_profile cpu; /* --cpu-profiling-callstack */
+	struct cpu_profile cpu;	  /* --cpu-profiling-callstack */
+	struct util_profile util; /* --cpu-utilization, --memory-utilization */
 	/* losses */
 	uint64_t lost_calls, lost_strings, lost_depth, lost_stats, lost_proc_events, lost_pids;
 	/* strings whose call has not returned yet */

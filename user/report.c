@@ -311,6 +311,73 @@ static void cpu_section(FILE *out, const struct model *m, uint32_t pid)
 	cpu_fns_free(fns, n);
 }
 
+static void util_head(FILE *out, uint32_t pid, const char *what, const struct util_profile *u)
+{
+	struct util_summary host;
+	char t[FMT_TIME_LEN];
+
+	fprintf(out, "==%u== %s utilization:\n", pid, what);
+	util_summarize(&u->s[0], &host);
+	fprintf(out, "==%u==     %zu samples at %u Hz over %s", pid, host.samples, u->hz,
+		fmt_time(t, (double)(host.last_ns - host.first_ns)));
+	if (u->missed)
+		fprintf(out, ", %llu sampling periods missed", (unsigned long long)u->missed);
+	fputc('\n', out);
+}
+
+static void util_label(char *buf, size_t len, const struct util_series *s)
+{
+	if (s->pid == UTIL_HOST_PID)
+		snprintf(buf, len, "host");
+	else
+		snprintf(buf, len, "%u %s", s->pid, s->comm);
+}
+
+static void util_section(FILE *out, const struct model *m, uint32_t pid)
+{
+	const struct util_profile *u = &m->util;
+	char b[4][32], label[48];
+	struct util_summary sum;
+
+	if (!u->n || u->s[0].pid != UTIL_HOST_PID || !u->s[0].n) {
+		if (u->cpu || u->mem)
+			fprintf(out, "==%u== Utilization:\n==%u==     no samples.\n\n", pid, pid);
+		return;
+	}
+	if (u->cpu) {
+		util_head(out, pid, "CPU", u);
+		fprintf(out, "==%u==     a process's share is of one CPU, the host's of all %u\n",
+			pid, u->ncpus);
+		fprintf(out, "==%u==%13s%10s  Process\n", pid, "Avg", "Max");
+		for (size_t i = 0; i < u->n; i++) {
+			util_summarize(&u->s[i], &sum);
+			util_label(label, sizeof(label), &u->s[i]);
+			fprintf(out, "==%u==%12.2f%%%9.2f%%  %s\n", pid, sum.cpu_avg, sum.cpu_max,
+				label);
+		}
+		fprintf(out, "==%u==\n\n", pid);
+	}
+	if (u->mem) {
+		util_head(out, pid, "Memory", u);
+		fprintf(out, "==%u==     the host's is memory in use, of %s\n", pid,
+			fmt_bytes(b[0], sizeof(b[0]), u->mem_total));
+		fprintf(out, "==%u==%13s%11s%11s%11s  Process\n", pid, "Avg RSS", "Max RSS",
+			"Avg VSZ", "Max VSZ");
+		for (size_t i = 0; i < u->n; i++) {
+			bool host = u->s[i].pid == UTIL_HOST_PID;
+
+			util_summarize(&u->s[i], &sum);
+			util_label(label, sizeof(label), &u->s[i]);
+			fprintf(out, "==%u==%13s%11s%11s%11s  %s\n", pid,
+				fmt_bytes(b[0], sizeof(b[0]), (uint64_t)sum.rss_avg),
+				fmt_bytes(b[1], sizeof(b[1]), sum.rss_max),
+				host ? "-" : fmt_bytes(b[2], sizeof(b[2]), (uint64_t)sum.vsz_avg),
+				host ? "-" : fmt_bytes(b[3], sizeof(b[3]), sum.vsz_max), label);
+		}
+		fprintf(out, "==%u==\n\n", pid);
+	}
+}
+
 /* the devices a per-GCU report has blocks for */
 static bool any_device(const struct model *m)
 {
@@ -336,6 +403,7 @@ void report_summary(FILE *out, const struct model *m, const struct report_opts *
 		if (o->gcu_only)
 			return;
 		cpu_section(out, m, pid);
+		util_section(out, m, pid);
 	}
 	runtime_section(out, m, pid);
 	topstx_section(out, m, pid);

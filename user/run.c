@@ -13,6 +13,7 @@
 #include "proctree.h"
 #include "report.h"
 #include "cpuprof.h"
+#include "usampler.h"
 #include "monotime.h"
 #include "tracer.h"
 #include "chrome.h"
@@ -106,6 +107,7 @@ struct run {
 	struct proctree *pt;
 	struct tracer *tr;
 	struct cpuprof *cpu;
+	struct usampler *util;
 	struct ring_buffer *rb;
 	struct gcu_source *gcu;
 	struct raw_writer *raw;
@@ -348,6 +350,21 @@ static int setup_bpf(struct run *r)
 	return 0;
 }
 
+/* --cpu-utilization, --memory-utilization: the tracked processes (the host only, system-wide) */
+static int setup_utilization(struct run *r)
+{
+	const struct cli *cli = r->cli;
+	struct usampler_opts uo = { .cpu = cli->given[OPT_CPU_UTILIZATION],
+				    .mem = cli->given[OPT_MEMORY_UTILIZATION],
+				    .collecting = r->collecting,
+				    .hz = cli->utilization_frequency_hz,
+				    .pid_map_fd = cli->given[OPT_SYSTEM_WIDE]
+							  ? -1
+							  : proctree_map_fd(r->pt) };
+
+	return usampler_open(&r->util, &uo, &r->m.util) ? 1 : 0;
+}
+
 /* GCU records: from every device, of the activities asked for */
 static void setup_gcu(struct run *r)
 {
@@ -420,6 +437,7 @@ static void control(struct run *r, enum control_action a)
 		r->collecting = a == CTL_START;
 		tracer_set_collecting(r->tr, r->collecting);
 		cpuprof_set_collecting(r->cpu, r->collecting);
+		usampler_set_collecting(r->util, r->collecting);
 		if (r->collecting && !r->gcu)
 			setup_gcu(
 				r); /* --profile-from-start off: the devices start recording now */
@@ -463,21 +481,22 @@ static void collect(struct run *r)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
-	int fds[4] = { ring_buffer__epoll_fd(r->rb), proctree_epoll_fd(r->pt),
-		       session_fd(r->session), cpuprof_epoll_fd(r->cpu) };
+	int fds[5] = { ring_buffer__epoll_fd(r->rb), proctree_epoll_fd(r->pt),
+		       session_fd(r->session), cpuprof_epoll_fd(r->cpu), usampler_fd(r->util) };
 
-	for (int i = 0; ep >= 0 && i < 4; i++) {
+	for (int i = 0; ep >= 0 && i < 5; i++) {
 		ev.data.u32 = (uint32_t)i;
 		if (fds[i] >= 0)
 			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 	}
 	while (!run_ended(r)) {
-		struct epoll_event got[4];
-		int n = ep >= 0 ? epoll_wait(ep, got, 4, POLL_MS) : (usleep(POLL_MS * 1000), 0);
+		struct epoll_event got[5];
+		int n = ep >= 0 ? epoll_wait(ep, got, 5, POLL_MS) : (usleep(POLL_MS * 1000), 0);
 
 		for (int i = 0; i < n; i++)
 			if (got[i].data.u32 == 2)
 				control(r, session_serve(r->session));
+		usampler_tick(r->util);
 		/* the probes wake topsprof only when the ring fills: read what came meanwhile */
 		ring_buffer__consume(r->rb);
 		proctree_poll(r->pt, 0);
@@ -895,6 +914,12 @@ int cmd_profile(const struct cli *cli)
 		goto out;
 	}
 	print_header(&r);
+	if ((cli->given[OPT_CPU_UTILIZATION] || cli->given[OPT_MEMORY_UTILIZATION]) &&
+	    setup_utilization(&r)) {
+		if (cli->app_argc)
+			launch_abort(&r.app);
+		goto out;
+	}
 	if (r.gcu)
 		gcu_source_sync(r.gcu, &r.m);
 	r.m.span_start_ns = mono_ns();
@@ -920,6 +945,7 @@ out:
 	raw_abort(r.raw);
 	gcu_source_close(r.gcu);
 	cpuprof_close(r.cpu);
+	usampler_close(r.util);
 	tracer_close(r.tr);
 	proctree_close(r.pt);
 	model_free(&r.m);

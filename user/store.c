@@ -23,6 +23,8 @@ enum {
 	SEC_PROC = TAG('P', 'R', 'O', 'C'),
 	SEC_DEVS = TAG('D', 'E', 'V', 'S'),
 	SEC_GOPS = TAG('G', 'O', 'P', 'S'),
+	SEC_CPUS = TAG('C', 'P', 'U', 'S'), /* 1.1: CPU call stacks */
+	SEC_UTIL = TAG('U', 'T', 'I', 'L'), /* 1.1: utilization series */
 };
 
 /* --- writing --------------------------------------------------------------------------------- */
@@ -125,6 +127,59 @@ static void put_record(struct wbuf *b, const struct gcu_record *r)
 	put_u64(b, r->start_ticks);
 	put_u64(b, r->end_ticks);
 	put_u64(b, r->bytes);
+}
+
+static void put_double(struct wbuf *b, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	put_u64(b, bits);
+}
+
+static void encode_cpu(struct wbuf *b, const struct cpu_profile *p)
+{
+	size_t s = begin(b, SEC_CPUS);
+
+	put_u32(b, p->hz);
+	put_u64(b, p->samples);
+	put_u64(b, p->truncated_samples);
+	put_u64(b, p->lost_samples);
+	put_u64(b, p->lost_stacks);
+	for (size_t i = 0; i < p->n; i++) {
+		put_u32(b, p->v[i].pid);
+		put_cstr(b, p->v[i].comm);
+		put_cstr(b, p->v[i].frames);
+		put_u64(b, p->v[i].count);
+		put_u8(b, p->v[i].truncated);
+	}
+	end(b, s);
+}
+
+static void encode_util(struct wbuf *b, const struct util_profile *u)
+{
+	size_t s = begin(b, SEC_UTIL);
+
+	put_u8(b, u->cpu);
+	put_u8(b, u->mem);
+	put_u32(b, u->hz);
+	put_u32(b, u->ncpus);
+	put_u64(b, u->mem_total);
+	put_u64(b, u->missed);
+	for (size_t i = 0; i < u->n; i++) {
+		const struct util_series *ser = &u->s[i];
+
+		put_u32(b, ser->pid);
+		put_cstr(b, ser->comm);
+		put_u64(b, ser->n);
+		for (size_t k = 0; k < ser->n; k++) {
+			put_u64(b, ser->v[k].t_ns);
+			put_double(b, ser->v[k].cpu);
+			put_u64(b, ser->v[k].rss);
+			put_u64(b, ser->v[k].vsz);
+		}
+	}
+	end(b, s);
 }
 
 static void encode(struct wbuf *b, const struct model *m)
@@ -254,6 +309,11 @@ static void encode(struct wbuf *b, const struct model *m)
 		put_cstr(b, op->name);
 	}
 	end(b, s);
+
+	if (m->cpu.sampled)
+		encode_cpu(b, &m->cpu);
+	if (m->util.cpu || m->util.mem)
+		encode_util(b, &m->util);
 }
 
 int store_write_profile(FILE *f, const struct model *m)
@@ -620,6 +680,81 @@ static int decode_ops(struct rbuf *r, struct model *m)
 	return r->bad ? -1 : 0;
 }
 
+static int decode_cpu(struct rbuf *r, struct model *m)
+{
+	struct cpu_profile *p = &m->cpu;
+
+	uint64_t samples, truncated;
+
+	p->sampled = true;
+	p->hz = get_u32(r);
+	samples = get_u64(r);
+	truncated = get_u64(r);
+	p->lost_samples = get_u64(r);
+	p->lost_stacks = get_u64(r);
+	if (!p->hz || p->hz > 1000)
+		r->bad = true;
+	while (!r->bad && r->off < r->n) {
+		uint32_t pid = get_u32(r);
+		char *comm = get_str(r, NULL), *frames = get_str(r, NULL);
+		uint64_t count = get_u64(r);
+		bool truncated = get_u8(r) != 0;
+
+		if (r->bad || !comm || !frames ||
+		    cpu_profile_add(p, pid, comm, frames, count, truncated))
+			r->bad = true;
+		free(comm);
+		free(frames);
+	}
+	cpu_profile_finish(p);
+	/* as counted: the stacks' own sums may differ (a stack lost to a full map) */
+	p->samples = samples;
+	p->truncated_samples = truncated;
+	return r->bad ? -1 : 0;
+}
+
+static int decode_util(struct rbuf *r, struct model *m)
+{
+	struct util_profile *u = &m->util;
+
+	u->cpu = get_u8(r) != 0;
+	u->mem = get_u8(r) != 0;
+	u->hz = get_u32(r);
+	u->ncpus = get_u32(r);
+	u->mem_total = get_u64(r);
+	u->missed = get_u64(r);
+	if (!u->hz || u->hz > 1000 || !u->ncpus)
+		r->bad = true;
+	while (!r->bad && r->off < r->n) {
+		uint32_t pid = get_u32(r);
+		char *comm = get_str(r, NULL);
+		uint64_t n = get_u64(r);
+		struct util_series *ser;
+
+		/* each point is 32 bytes */
+		if (r->bad || n > (r->n - r->off) / 32 ||
+		    !(ser = util_series_get(u, pid, comm ? comm : ""))) {
+			free(comm);
+			r->bad = true;
+			break;
+		}
+		free(comm);
+		for (uint64_t k = 0; k < n && !r->bad; k++) {
+			struct util_point pt;
+			uint64_t bits;
+
+			pt.t_ns = get_u64(r);
+			bits = get_u64(r);
+			memcpy(&pt.cpu, &bits, sizeof(pt.cpu));
+			pt.rss = get_u64(r);
+			pt.vsz = get_u64(r);
+			if (!(pt.cpu >= 0 && pt.cpu <= 1e7) || util_add(ser, &pt))
+				r->bad = true;
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
 static const struct {
 	uint32_t tag;
 	const char *what;
@@ -629,6 +764,7 @@ static const struct {
 	{ SEC_CALL, "CALL", decode_calls }, { SEC_RNGE, "RNGE", decode_ranges },
 	{ SEC_MARK, "MARK", decode_marks }, { SEC_PROC, "PROC", decode_procs },
 	{ SEC_DEVS, "DEVS", decode_devs },  { SEC_GOPS, "GOPS", decode_ops },
+	{ SEC_CPUS, "CPUS", decode_cpu },   { SEC_UTIL, "UTIL", decode_util },
 };
 
 int store_decode_payload(const unsigned char *p, size_t n, struct model *m, char *err,

@@ -23,7 +23,7 @@
 
 #define STORE_MAGIC "TOPSPROF"
 #define STORE_MAJOR 1
-#define STORE_MINOR 0
+#define STORE_MINOR 1
 
 /* 0, or -1 (the file's error state tells) */
 int store_write_profile(FILE *f, const struct model *m);

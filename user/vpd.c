@@ -37,7 +37,8 @@ static const char schema[] =
 	" process_id INTEGER);"
 	"CREATE TABLE memcpy(id INTEGER PRIMARY KEY, gcu_op_id INTEGER, direction TEXT,"
 	" bytes INTEGER);"
-	"CREATE TABLE stack(id INTEGER PRIMARY KEY, process_id INTEGER, frames TEXT);"
+	"CREATE TABLE stack(id INTEGER PRIMARY KEY, process_id INTEGER, frames TEXT,"
+	" count INTEGER, truncated INTEGER, comm TEXT);"
 	"CREATE TABLE sample(id INTEGER PRIMARY KEY, timestamp INTEGER, process_id INTEGER,"
 	" tid INTEGER, stack_id INTEGER);"
 	"CREATE TABLE counter(id INTEGER PRIMARY KEY, name TEXT, timestamp INTEGER,"
@@ -146,6 +147,19 @@ static void row(struct writer *w, sqlite3_stmt *st, const char *types, ...)
 		fail_db(w, "sqlite insert");
 }
 
+/* a counter row: name, timestamp, value */
+static void row_real(struct writer *w, sqlite3_stmt *st, const char *name, int64_t t, double v)
+{
+	if (w->rc || !st)
+		return;
+	sqlite3_reset(st);
+	sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, t);
+	sqlite3_bind_double(st, 3, v);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		fail_db(w, "sqlite insert");
+}
+
 static void meta(struct writer *w, sqlite3_stmt *st, const char *key, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 static void meta(struct writer *w, sqlite3_stmt *st, const char *key, const char *fmt, ...)
@@ -169,6 +183,67 @@ static const char *proc_comm(const struct model *m, uint32_t pid, uint32_t *ppid
 	}
 	*ppid = 0;
 	return "";
+}
+
+/* the process's sampled stacks (counted in the kernel: stack rows with counts, no sample rows) */
+static void write_cpu(struct writer *w, const struct model *m, uint32_t pid)
+{
+	const struct cpu_profile *p = &m->cpu;
+	sqlite3_stmt *st;
+
+	if (!p->sampled)
+		return;
+	st = prepare(w, "INSERT INTO meta VALUES(?,?)");
+	meta(w, st, "cpu_sampling_hz", "%u", p->hz);
+	meta(w, st, "cpu_samples", "%llu", (unsigned long long)p->samples);
+	meta(w, st, "cpu_truncated_samples", "%llu", (unsigned long long)p->truncated_samples);
+	meta(w, st, "cpu_lost_samples", "%llu", (unsigned long long)p->lost_samples);
+	meta(w, st, "cpu_lost_stacks", "%llu", (unsigned long long)p->lost_stacks);
+	sqlite3_finalize(st);
+	st = prepare(w, "INSERT INTO stack VALUES(NULL,1,?,?,?,?)");
+	for (size_t i = 0; i < p->n; i++)
+		if (p->v[i].pid == pid)
+			row(w, st, "tiit", p->v[i].frames, (int64_t)p->v[i].count,
+			    (int64_t)p->v[i].truncated, p->v[i].comm);
+	sqlite3_finalize(st);
+}
+
+/* the process's utilization series as counter rows; the host's in the started process's file */
+static void write_util(struct writer *w, const struct model *m, uint32_t pid, int64_t off)
+{
+	const struct util_profile *u = &m->util;
+	sqlite3_stmt *st;
+
+	if (!u->cpu && !u->mem)
+		return;
+	st = prepare(w, "INSERT INTO meta VALUES(?,?)");
+	meta(w, st, "utilization", "%d", (u->cpu ? 1 : 0) | (u->mem ? 2 : 0));
+	meta(w, st, "utilization_hz", "%u", u->hz);
+	meta(w, st, "cpus", "%u", u->ncpus);
+	meta(w, st, "memory_total", "%llu", (unsigned long long)u->mem_total);
+	meta(w, st, "utilization_missed", "%llu", (unsigned long long)u->missed);
+	sqlite3_finalize(st);
+	st = prepare(w, "INSERT INTO counter(name, timestamp, process_id, value) VALUES(?,?,1,?)");
+	for (size_t i = 0; i < u->n; i++) {
+		const struct util_series *s = &u->s[i];
+		bool host = s->pid == UTIL_HOST_PID;
+
+		if (host ? pid != m->root_pid : s->pid != pid)
+			continue;
+		for (size_t k = 0; k < s->n; k++) {
+			int64_t t = (int64_t)s->v[k].t_ns + off;
+
+			if (u->cpu)
+				row_real(w, st, host ? "host_cpu_percent" : "cpu_percent", t,
+					 s->v[k].cpu);
+			if (u->mem)
+				row_real(w, st, host ? "host_memory_in_use_bytes" : "rss_bytes", t,
+					 (double)s->v[k].rss);
+			if (u->mem && !host)
+				row_real(w, st, "vsz_bytes", t, (double)s->v[k].vsz);
+		}
+	}
+	sqlite3_finalize(st);
 }
 
 static void write_one(struct writer *w, const struct model *m, uint32_t pid,
@@ -281,6 +356,8 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 			    (int64_t)r->tid, (int64_t)r->truncated);
 	}
 	sqlite3_finalize(st);
+	write_cpu(w, m, pid);
+	write_util(w, m, pid, off);
 	/* marks are counted for the whole run: in the file of the process that was started */
 	st = prepare(w, "INSERT INTO topstx_mark VALUES(NULL,?,?,?,1)");
 	for (size_t i = 0; pid == m->root_pid && i < m->nmarks; i++)
@@ -585,6 +662,90 @@ static int one_mark(sqlite3_stmt *st, struct model *m)
 	return 0;
 }
 
+static int one_stack(sqlite3_stmt *st, struct model *m)
+{
+	const char *frames = (const char *)sqlite3_column_text(st, 2);
+	const char *comm = (const char *)sqlite3_column_text(st, 3);
+	int64_t count = sqlite3_column_int64(st, 1);
+	bool truncated = sqlite3_column_int64(st, 4) != 0;
+
+	if (!frames || count <= 0)
+		return -1;
+	return cpu_profile_add(&m->cpu, (uint32_t)sqlite3_column_int64(st, 0), comm ? comm : "",
+			       frames, (uint64_t)count, truncated);
+}
+
+/* rows of one process in time order: the points of its series, or the host's */
+static int one_counter(sqlite3_stmt *st, struct model *m)
+{
+	const char *name = (const char *)sqlite3_column_text(st, 2);
+	int64_t t = sqlite3_column_int64(st, 1);
+	double v = sqlite3_column_double(st, 3);
+	bool host = name && !strncmp(name, "host_", 5);
+	struct util_series *s;
+	struct util_point *p;
+
+	if (!name || t < 0 || !(v >= 0 && v <= 1e18))
+		return -1;
+	s = util_series_get(&m->util, host ? UTIL_HOST_PID : (uint32_t)sqlite3_column_int64(st, 0),
+			    host ? "host" : (const char *)sqlite3_column_text(st, 4));
+	if (!s)
+		return -1;
+	if (!s->n || s->v[s->n - 1].t_ns != (uint64_t)t) {
+		struct util_point np = { .t_ns = (uint64_t)t };
+
+		if (util_add(s, &np))
+			return -1;
+	}
+	p = &s->v[s->n - 1];
+	if (!strcmp(name, "cpu_percent") || !strcmp(name, "host_cpu_percent"))
+		p->cpu = v;
+	else if (!strcmp(name, "rss_bytes") || !strcmp(name, "host_memory_in_use_bytes"))
+		p->rss = (uint64_t)v;
+	else if (!strcmp(name, "vsz_bytes"))
+		p->vsz = (uint64_t)v;
+	return 0;
+}
+
+/* the CPU stacks and utilization series, with their settings */
+static int import_cpu(sqlite3 *db, struct model *m)
+{
+	int64_t hz = meta_int(db, "cpu_sampling_hz"), util = meta_int(db, "utilization");
+	int rc = 0;
+
+	if (hz > 0 && hz <= 1000) {
+		m->cpu.sampled = true;
+		m->cpu.hz = (uint32_t)hz;
+		m->cpu.lost_samples = (uint64_t)meta_int(db, "cpu_lost_samples");
+		m->cpu.lost_stacks = (uint64_t)meta_int(db, "cpu_lost_stacks");
+		rc = read_rows(db,
+			       "SELECT p.pid, s.count, s.frames, s.comm, s.truncated FROM stack s"
+			       " JOIN process p ON p.id = s.process_id ORDER BY s.id",
+			       m, one_stack);
+		cpu_profile_finish(&m->cpu);
+	}
+	if (!rc && util & 3) {
+		int64_t uhz = meta_int(db, "utilization_hz"), cpus = meta_int(db, "cpus");
+
+		m->util.cpu = util & 1;
+		m->util.mem = (util & 2) != 0;
+		m->util.hz = uhz > 0 && uhz <= 1000 ? (uint32_t)uhz : 1;
+		m->util.ncpus = cpus > 0 && cpus < 1 << 20 ? (uint32_t)cpus : 1;
+		m->util.mem_total = (uint64_t)meta_int(db, "memory_total");
+		m->util.missed = (uint64_t)meta_int(db, "utilization_missed");
+		/* the host's series first, as a live run has it */
+		if (!util_series_get(&m->util, UTIL_HOST_PID, "host"))
+			return -1;
+		rc = read_rows(db,
+			       "SELECT p.pid, c.timestamp, c.name, c.value, p.comm FROM counter c"
+			       " JOIN process p ON p.id = c.process_id"
+			       " ORDER BY c.name LIKE 'host\\_%' ESCAPE '\\' DESC, c.process_id,"
+			       " c.timestamp, c.id",
+			       m, one_counter);
+	}
+	return rc;
+}
+
 int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
@@ -629,6 +790,8 @@ int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
 	if (!rc)
 		rc = read_rows(db, "SELECT domain, name, count FROM topstx_mark ORDER BY id", m,
 			       one_mark);
+	if (!rc)
+		rc = import_cpu(db, m);
 	if (!rc) {
 		/* the runtime statistics, from the calls */
 		for (size_t i = 0; i < m->ncalls; i++) {
@@ -669,7 +832,13 @@ static const char merge_sql[] =
 	"INSERT INTO main.topstx_range SELECT NULL, domain, name, start_timestamp,"
 	" end_timestamp, duration, process_id+$p, tid, truncated FROM src.topstx_range;"
 	"INSERT INTO main.topstx_mark SELECT NULL, domain, name, count, process_id+$p"
-	" FROM src.topstx_mark;";
+	" FROM src.topstx_mark;"
+	"INSERT OR IGNORE INTO main.meta SELECT key, value FROM src.meta WHERE key IN"
+	" ('cpu_sampling_hz', 'utilization', 'utilization_hz', 'cpus', 'memory_total');"
+	"INSERT INTO main.stack SELECT NULL, process_id+$p, frames, count, truncated, comm"
+	" FROM src.stack;"
+	"INSERT INTO main.counter SELECT NULL, name, timestamp, process_id+$p, value"
+	" FROM src.counter;";
 
 static int64_t max_id(sqlite3 *db, const char *table)
 {

@@ -16,7 +16,7 @@
 #include "model.h"
 
 #define VPD_FORMAT  "topsprof-vpd"
-#define VPD_VERSION 1
+#define VPD_VERSION 2 /* 2: stack rows with counts, counter rows */
 
 struct vpd_identity {
 	const char *host;

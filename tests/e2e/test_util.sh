@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# CPU and memory utilization as a user sees it: a sim app that keeps two threads busy shows about
+# two CPUs' worth, the host about all of its CPUs; the series cover the run at the asked
+# frequency; memory is read for the app and the host; the Perfetto trace has them as counters, the
+# vpd as counter rows, and a profile import prints the same summary.
+. "$E2E_DIR/lib.sh"
+BIN=$OUTPUT/sim/bin
+export TOPS_SIM_DRIVER_DIR=$TMP/driver
+unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META LD_LIBRARY_PATH
+
+[ "$(id -u)" = 0 ] || skip "needs root for BPF"
+command -v sqlite3 >/dev/null || die "sqlite3 is missing (scripts/install-deps.sh installs it)"
+
+expect_between() { # what value low high
+	checks=$((checks + 1))
+	awk -v v="$2" -v lo="$3" -v hi="$4" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }' ||
+		die "$1 is '$2', wanted $3 to $4"$'\n'"$out"
+}
+# section ROW FIELD: field FIELD of the row whose last field is ROW, in section SECTION
+field() {
+	sed -n "/ $1 utilization:/,/^==[0-9]*==\$/p" <<<"$out" |
+		awk -v n="$2" -v f="$3" '$NF == n { v = $f; sub(/%$/, "", v); print v; exit }'
+}
+samples() {
+	sed -n "/ $1 utilization:/{n;s/^==[0-9]*==  *\([0-9]*\) samples at \([0-9]*\) Hz.*/\1 \2/p}" \
+		<<<"$out"
+}
+ncpus=$(nproc)
+
+# --- two threads busy for 1 s, sampled at 20 Hz ------------------------------------------------
+run "$TOPSPROF" --cpu-utilization --memory-utilization --utilization-frequency 20 \
+	--export-chrome-trace "$TMP/trace.json" --export-profile "$TMP/run.topsprof" \
+	"$BIN/cpu_hot" 1000
+expect_rc 0
+expect_out "CPU utilization:"
+expect_out "Memory utilization:"
+expect_out "a process's share is of one CPU, the host's of all $ncpus"
+read -r n hz <<<"$(samples CPU)"
+checks=$((checks + 1))
+[ "$hz" = 20 ] || die "frequency $hz, wanted 20"$'\n'"$out"
+expect_between "CPU samples at 20 Hz over 1 s" "$n" 16 24
+# two threads running flat out: two CPUs' worth (on a machine with two or more)
+want=$((ncpus >= 2 ? 2 : 1))
+expect_between "cpu_hot average CPU %" "$(field CPU cpu_hot 2)" $((want * 80)) $((want * 100 + 2))
+expect_between "cpu_hot max CPU %" "$(field CPU cpu_hot 3)" $((want * 90)) $((want * 100 + 10))
+expect_between "host average CPU %" "$(field CPU host 2)" $((want * 80 / ncpus)) 100
+rss=$(field Memory cpu_hot 3)
+checks=$((checks + 1))
+[[ "$rss" =~ ^[0-9.]+(KB|MB)$ ]] || die "cpu_hot max RSS '$rss'"$'\n'"$out"
+checks=$((checks + 1))
+[[ "$(field Memory host 2)" =~ ^[0-9.]+(MB|GB)$ ]] || die "host memory in use"$'\n'"$out"
+live=$out
+
+# the Perfetto trace: CPU % and memory counters of the app and of the host, over the run
+python3 - "$TMP/trace.json" <<'PY' || die "trace counters"
+import json, sys
+ev = json.load(open(sys.argv[1]))["traceEvents"]
+cpu = [e for e in ev if e["ph"] == "C" and e["name"] == "CPU %"]
+mem = [e for e in ev if e["ph"] == "C" and e["name"] == "memory (MB)"]
+host = [e for e in ev if e["ph"] == "M" and e["args"].get("name") == "host"]
+assert host, "no host process"
+hp = host[0]["pid"]
+app = [e for e in cpu if e["pid"] != hp]
+assert len(app) >= 16 and len([e for e in cpu if e["pid"] == hp]) >= 16, len(cpu)
+assert all(0 <= e["args"]["of one CPU"] <= 100 * 64 for e in app)
+assert all("rss" in e["args"] and "vsz" in e["args"] for e in mem if e["pid"] != hp)
+ts = sorted(e["ts"] for e in app)
+# the series cover the run: from its start to its end, 50 ms apart
+assert ts[0] < 150000 and ts[-1] > 850000, (ts[0], ts[-1])
+assert max(b - a for a, b in zip(ts, ts[1:])) < 150000
+PY
+checks=$((checks + 1))
+
+# an import of the profile prints the same summary
+run "$TOPSPROF" --import-profile "$TMP/run.topsprof"
+expect_rc 0
+checks=$((checks + 1))
+diff <(sed -n '/CPU utilization:/,/RUNTIME activities:/p' <<<"$live" | sed 's/^==[0-9]*==//') \
+	<(sed -n '/CPU utilization:/,/RUNTIME activities:/p' <<<"$out" | sed 's/^==[0-9]*==//') ||
+	die "the import's utilization differs"
+
+# --- 10 Hz, memory only, into a vpd: counter rows that cover the run ----------------------------
+run "$TOPSPROF" --memory-utilization --utilization-frequency 10 \
+	--export-visual-profiler "$TMP/vpd" "$BIN/cpu_hot" 500
+expect_rc 0
+expect_out "Memory utilization:"
+checks=$((checks + 1))
+! grep -q "CPU utilization:" <<<"$out" || die "CPU utilization without --cpu-utilization"
+read -r n hz <<<"$(samples Memory)"
+expect_between "memory samples at 10 Hz over 0.5 s" "$n" 3 7
+vpd=$(ls "$TMP"/vpd/*.vpd)
+q() { sqlite3 "$vpd" "$1"; }
+expect_between "rss rows" "$(q "SELECT COUNT(*) FROM counter WHERE name='rss_bytes'")" 3 7
+checks=$((checks + 1))
+[ "$(q "SELECT COUNT(*) FROM counter WHERE name='cpu_percent'")" = 0 ] || die "cpu rows"
+checks=$((checks + 1))
+[ "$(q "SELECT COUNT(*) FROM counter WHERE name='vsz_bytes' AND value < (SELECT MIN(value) FROM
+	counter WHERE name='rss_bytes')")" = 0 ] || die "a virtual size below the RSS"
+expect_between "host rows" "$(q "SELECT COUNT(*) FROM counter WHERE name='host_memory_in_use_bytes'")" 3 7
+run "$TOPSPROF" --import-profile "$vpd"
+expect_rc 0
+expect_out "Memory utilization:"
+expect_out "cpu_hot"
+
+# --- bad requests ---------------------------------------------------------------------------------
+run "$TOPSPROF" --utilization-frequency 0 --cpu-utilization "$BIN/cpu_hot" 10
+expect_rc 2
+run "$TOPSPROF" --utilization-frequency 10 "$BIN/cpu_hot" 10
+expect_rc 0
+expect_err "--utilization-frequency has no effect without --cpu-utilization or --memory-utilization"
+done_ok

@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "procfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+ssize_t procfs_read(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -errno;
+	while (got + 1 < len && (n = read(fd, buf + got, len - 1 - got)) > 0)
+		got += (size_t)n;
+	if (n < 0)
+		n = -errno;
+	close(fd);
+	buf[got] = 0;
+	return n < 0 ? n : (ssize_t)got;
+}
+
+void procfs_comm(uint32_t pid, char *comm, size_t len)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
+	if (procfs_read(path, comm, len) <= 0)
+		snprintf(comm, len, "%u", pid);
+	comm[strcspn(comm, "\n")] = 0;
+}

@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The utilization sampler: at --utilization-frequency, each tracked process's CPU time (the sum
+ * of its threads' run time in ns, from /proc/PID/task/TID/schedstat, threads that ended kept at
+ * their last value) and memory (/proc/PID/statm), and the host's (/proc/stat, /proc/meminfo),
+ * added to a util_profile. A timerfd paces it; topsprof's event loop waits on it. */
+#ifndef TOPSPROF_USAMPLER_H
+#define TOPSPROF_USAMPLER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "utilization.h"
+
+struct usampler;
+
+struct usampler_opts {
+	bool cpu, mem;
+	bool collecting;
+	uint32_t hz;
+	int pid_map_fd; /* the process tracker's tracked_pids; -1: the host only */
+};
+
+/* start sampling into u (its settings filled in); 0 or -errno, said */
+int usampler_open(struct usampler **out, const struct usampler_opts *o, struct util_profile *u);
+void usampler_close(struct usampler *s);
+/* the timer's fd, for epoll; -1 when s is NULL */
+int usampler_fd(const struct usampler *s);
+/* when the fd is readable: take the sample that is due */
+void usampler_tick(struct usampler *s);
+void usampler_set_collecting(struct usampler *s, bool on);
+
+/* parsers of the /proc files read, for the tests: 0, or -EINVAL when the text is not one */
+int usampler_parse_stat(const char *text, uint64_t *busy, uint64_t *total);
+int usampler_parse_meminfo(const char *text, uint64_t *total, uint64_t *available);
+int usampler_parse_statm(const char *text, uint64_t page, uint64_t *vsz, uint64_t *rss);
+int usampler_parse_schedstat(const char *text, uint64_t *run_ns);
+
+#endif
