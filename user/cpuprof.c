@@ -4,10 +4,10 @@
 #include "bpfmaps.h"
 #include "cpu.skel.h"
 #include "events.h"
-#include "grow.h"
 #include "log.h"
 #include "monotime.h"
-#include "procfs.h"
+#include "proccache.h"
+#include "stackname.h"
 #include "symbolize.h"
 
 #include <bpf/bpf.h>
@@ -20,36 +20,23 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define POLL_EVERY_NS	 50000000ull   /* look at the counts for processes not announced */
-#define REFRESH_EVERY_NS 1000000000ull /* re-read a live process's mappings (dlopen) */
-/* a process's first second: its exec and the dynamic loader change its mappings, and a
- * short-lived one may end before the next refresh: they are read again at every poll */
-#define YOUNG_NS 1000000000ull
-
-struct cpuproc {
-	uint32_t tgid;
-	bool gone;
-	char comm[TASK_COMM_LEN];
-	struct procmaps maps;
-	uint64_t first_ns, read_ns;
-};
+#define POLL_EVERY_NS 50000000ull /* look at the counts for processes not announced */
 
 struct cpuprof {
 	struct cpu_bpf *skel;
 	struct ring_buffer *rb; /* cpu_new: processes sampled for the first time */
 	struct bpf_link **links;
 	int ncpus;
-	struct cpuproc *procs;
-	size_t nprocs, capprocs;
+	struct proccache procs;
 	uint64_t last_poll_ns;
 };
 
-static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now);
-
 static int on_new_process(void *ctx, void *data, size_t size)
 {
+	struct cpuprof *c = ctx;
+
 	if (size >= sizeof(uint32_t))
-		capture(ctx, *(const uint32_t *)data, mono_ns());
+		proccache_capture(&c->procs, *(const uint32_t *)data, mono_ns());
 	return 0;
 }
 
@@ -140,9 +127,7 @@ void cpuprof_close(struct cpuprof *c)
 		return;
 	for (int i = 0; c->links && i < c->ncpus; i++)
 		bpf_link__destroy(c->links[i]);
-	for (size_t i = 0; i < c->nprocs; i++)
-		procmaps_free(&c->procs[i].maps);
-	free(c->procs);
+	proccache_free(&c->procs);
 	ring_buffer__free(c->rb);
 	free(c->links);
 	cpu_bpf__destroy(c->skel);
@@ -165,61 +150,9 @@ void cpuprof_clear(struct cpuprof *c)
 		percpu_u64_zero(bpf_map__fd(c->skel->maps.cpu_drops), i);
 }
 
-static struct cpuproc *find_proc(struct cpuprof *c, uint32_t tgid)
-{
-	for (size_t i = 0; i < c->nprocs; i++)
-		if (c->procs[i].tgid == tgid)
-			return &c->procs[i];
-	return NULL;
-}
-
-static void read_comm(uint32_t tgid, char *comm)
-{
-	procfs_comm(tgid, comm, TASK_COMM_LEN);
-	cpu_frame_sanitize(comm);
-}
-
-/* (re)read a sampled process's mappings and name; a process gone (or exiting: its maps read
- * empty) keeps the last ones read */
-static void capture(struct cpuprof *c, uint32_t tgid, uint64_t now)
-{
-	struct cpuproc *p = find_proc(c, tgid);
-	struct procmaps fresh;
-	int err;
-
-	if (!p) {
-		if (!grow_array((void **)&c->procs, &c->capprocs, c->nprocs, sizeof(*c->procs)))
-			return;
-		p = &c->procs[c->nprocs++];
-		memset(p, 0, sizeof(*p));
-		p->tgid = tgid;
-		p->first_ns = now;
-	} else if (p->gone ||
-		   (now - p->first_ns >= YOUNG_NS && now - p->read_ns < REFRESH_EVERY_NS)) {
-		return;
-	}
-	p->read_ns = now;
-	err = procmaps_read(&fresh, (int)tgid);
-	if (err) {
-		p->gone = err == -ENOENT || err == -ESRCH;
-		if (!p->comm[0])
-			snprintf(p->comm, sizeof(p->comm), "%u", tgid);
-		return;
-	}
-	if (!fresh.n) {
-		procmaps_free(&fresh);
-		return;
-	}
-	read_comm(tgid, p->comm); /* again: an exec renames it */
-	procmaps_free(&p->maps);
-	p->maps = fresh;
-}
-
 void cpuprof_poll(struct cpuprof *c)
 {
 	uint64_t now = mono_ns();
-	uint32_t k, *prev = NULL;
-	int fd;
 
 	if (!c)
 		return;
@@ -227,11 +160,8 @@ void cpuprof_poll(struct cpuprof *c)
 	if (now - c->last_poll_ns < POLL_EVERY_NS)
 		return;
 	c->last_poll_ns = now;
-	fd = bpf_map__fd(c->skel->maps.cpu_seen); /* one key per process sampled */
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		capture(c, k, now);
-		prev = &k;
-	}
+	/* one key per process sampled */
+	proccache_capture_map(&c->procs, bpf_map__fd(c->skel->maps.cpu_seen), now);
 }
 
 int cpuprof_epoll_fd(const struct cpuprof *c)
@@ -239,83 +169,36 @@ int cpuprof_epoll_fd(const struct cpuprof *c)
 	return c ? ring_buffer__epoll_fd(c->rb) : -1;
 }
 
-/* one side of a stack, outermost frame first, appended to buf; false when truncated */
-static void append_frames(struct symbolizer *sym, const struct procmaps *maps, const uint64_t *ips,
-			  bool kernel, char **buf, size_t *len, size_t *cap, bool *complete)
-{
-	int n = 0;
-
-	while (n < CPU_STACK_DEPTH && ips[n])
-		n++;
-	for (int i = n - 1; i >= 0; i--) {
-		char name[512];
-		size_t l;
-
-		/* a return address points after its call: name the call, except at the leaf */
-		if (kernel)
-			symbolize_kernel(sym, ips[i] - (i > 0), name, sizeof(name));
-		else
-			symbolize_user(sym, maps, ips[i] - (i > 0), name, sizeof(name));
-		cpu_frame_sanitize(name);
-		if (!kernel && i == n - 1 && complete) {
-			const struct procmap *mp = procmaps_find(maps, ips[i], NULL);
-
-			*complete = cpu_stack_looks_complete(name, mp ? mp->path : NULL);
-		}
-		l = strlen(name);
-		while (*len + l + 6 > *cap) {
-			char *nb = realloc(*buf, *cap * 2);
-
-			if (!nb)
-				return;
-			*buf = nb;
-			*cap *= 2;
-		}
-		*len += (size_t)sprintf(*buf + *len, "%s%s%s", *len ? ";" : "", name,
-					kernel ? "_[k]" : "");
-	}
-}
-
 int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 {
 	int counts = bpf_map__fd(c->skel->maps.cpu_counts);
 	int stacks = bpf_map__fd(c->skel->maps.cpu_stacks);
-	static const struct procmaps none;
-	uint64_t ips[CPU_STACK_DEPTH];
 	struct cpu_key k, *prev = NULL;
+	struct stackname name = { 0 };
 	struct symbolizer sym;
-	size_t cap = 4096;
-	char *buf = malloc(cap);
 	uint64_t lost = 0;
 	int err = 0;
 
-	if (!buf)
-		return -ENOMEM;
 	symbolizer_init(&sym, NULL);
 	c->last_poll_ns = 0;
 	cpuprof_poll(c);
 	while (!err && !bpf_map_get_next_key(counts, prev, &k)) {
-		const struct cpuproc *proc = find_proc(c, k.tgid);
-		bool complete = true;
-		size_t len = 0;
+		const struct cached_proc *proc = proccache_find(&c->procs, k.tgid);
+		bool complete;
 		uint64_t n;
 
 		prev = &k;
 		if (bpf_map_lookup_elem(counts, &k, &n))
 			continue;
-		buf[0] = 0;
-		if (k.ustack >= 0 && !bpf_map_lookup_elem(stacks, &k.ustack, ips))
-			append_frames(&sym, proc ? &proc->maps : &none, ips, false, &buf, &len,
-				      &cap, &complete);
-		if (k.kstack >= 0 && !bpf_map_lookup_elem(stacks, &k.kstack, ips))
-			append_frames(&sym, NULL, ips, true, &buf, &len, &cap, NULL);
+		err = stack_name(&sym, stacks, proc ? &proc->maps : NULL, k.ustack, k.kstack, &name,
+				 &complete);
+		if (err)
+			break;
 		/* a side the kernel could not keep (else -EFAULT: that side had no frames) */
 		if ((k.ustack < 0 && k.ustack != -EFAULT) || (k.kstack < 0 && k.kstack != -EFAULT))
 			p->lost_stacks += n;
-		if (!len)
-			snprintf(buf, cap, "[no stack]");
-		err = cpu_profile_add(p, k.tgid, proc ? proc->comm : "?", buf, n,
-				      k.ustack >= 0 && !complete);
+		err = cpu_profile_add(p, k.tgid, proc ? proc->comm : "?",
+				      name.len ? name.buf : "[no stack]", n, !complete);
 	}
 	percpu_u64_sum(bpf_map__fd(c->skel->maps.cpu_drops), CPU_DROP_COUNT, &lost);
 	p->lost_samples += lost;
@@ -334,7 +217,7 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 	if (sym.kerr && sym.kloaded)
 		pr_warn("kernel frames not named: /proc/kallsyms: %s", strerror(-sym.kerr));
 	symbolizer_free(&sym);
-	free(buf);
+	free(name.buf);
 	cpu_profile_finish(p);
 	return err;
 }

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "proccache.h"
+
+#include "cpustacks.h"
+#include "grow.h"
+#include "procfs.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define REFRESH_EVERY_NS 1000000000ull /* a live process's mappings again (dlopen) */
+#define YOUNG_NS	 1000000000ull /* read at every poll until this old */
+
+const struct cached_proc *proccache_find(const struct proccache *pc, uint32_t tgid)
+{
+	for (size_t i = 0; i < pc->n; i++)
+		if (pc->v[i].tgid == tgid)
+			return &pc->v[i];
+	return NULL;
+}
+
+void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
+{
+	struct cached_proc *p = (struct cached_proc *)proccache_find(pc, tgid);
+	struct procmaps fresh;
+	int err;
+
+	if (!p) {
+		if (!grow_array((void **)&pc->v, &pc->cap, pc->n, sizeof(*pc->v)))
+			return;
+		p = &pc->v[pc->n++];
+		memset(p, 0, sizeof(*p));
+		p->tgid = tgid;
+		p->first_ns = now;
+	} else if (p->gone ||
+		   (now - p->first_ns >= YOUNG_NS && now - p->read_ns < REFRESH_EVERY_NS)) {
+		return;
+	}
+	p->read_ns = now;
+	err = procmaps_read(&fresh, (int)tgid);
+	if (err) {
+		p->gone = err == -ENOENT || err == -ESRCH;
+		if (!p->comm[0])
+			snprintf(p->comm, sizeof(p->comm), "%u", tgid);
+		return;
+	}
+	if (!fresh.n) {
+		procmaps_free(&fresh);
+		return;
+	}
+	/* again each time: an exec renames it */
+	procfs_comm(tgid, p->comm, sizeof(p->comm));
+	cpu_frame_sanitize(p->comm);
+	procmaps_free(&p->maps);
+	p->maps = fresh;
+}
+
+void proccache_capture_map(struct proccache *pc, int map_fd, uint64_t now)
+{
+	uint32_t k, *prev = NULL;
+
+	while (!bpf_map_get_next_key(map_fd, prev, &k)) {
+		proccache_capture(pc, k, now);
+		prev = &k;
+	}
+}
+
+void proccache_free(struct proccache *pc)
+{
+	for (size_t i = 0; i < pc->n; i++)
+		procmaps_free(&pc->v[i].maps);
+	free(pc->v);
+	memset(pc, 0, sizeof(*pc));
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The mappings and names of the processes whose stacks were taken, captured while they live so
+ * that their addresses still resolve after they exit. A process is read when first seen, at every
+ * poll during its first second (its exec and the dynamic loader change its mappings, and a
+ * short-lived one may be gone before long), then once a second (dlopen). */
+#ifndef TOPSPROF_PROCCACHE_H
+#define TOPSPROF_PROCCACHE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "procmaps.h"
+
+struct cached_proc {
+	uint32_t tgid;
+	bool gone;
+	char comm[TASK_COMM_LEN]; /* made safe for the folded format */
+	struct procmaps maps;
+	uint64_t first_ns, read_ns;
+};
+
+struct proccache {
+	struct cached_proc *v;
+	size_t n, cap;
+};
+
+/* (re)read a process's mappings and name, as its age asks; now: CLOCK_MONOTONIC ns. A process
+ * gone, or exiting (its mappings read empty), keeps the last ones read. */
+void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now);
+/* the same for every key (a u32 tgid) of a BPF hash map */
+void proccache_capture_map(struct proccache *pc, int map_fd, uint64_t now);
+const struct cached_proc *proccache_find(const struct proccache *pc, uint32_t tgid);
+void proccache_free(struct proccache *pc);
+
+#endif
