@@ -85,8 +85,16 @@ $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)/skel
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*)_bpf > $@
 
+# system call names by number, from the C library's kernel headers (linux-libc-dev)
+SYSCALL_HDR ?= $(firstword $(wildcard /usr/include/$(shell $(CC) -dumpmachine)/asm/unistd_64.h \
+	/usr/include/asm/unistd_64.h))
+$(OUTPUT)/skel/syscall_names.h: $(SYSCALL_HDR) | $(OUTPUT)/skel
+	$(call msg,GEN,$@)
+	$(Q)awk '$$1 == "#define" && $$2 ~ /^__NR_/ && $$3 ~ /^[0-9]+$$/ \
+		{ printf "\t[%s] = \"%s\",\n", $$3, substr($$2, 6) }' $< > $@
+
 # user objects may include any skeleton: generate them all first
-$(OUTPUT)/user/%.o: user/%.c | $(SKELS) $(sort $(dir $(USER_OBJS)))
+$(OUTPUT)/user/%.o: user/%.c | $(SKELS) $(OUTPUT)/skel/syscall_names.h $(sort $(dir $(USER_OBJS)))
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
@@ -111,7 +119,7 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(LIB_OBJS) $(SIM_TEST_OBJS) | $(OUTPUT)/tests
 # corrupt one, a C++ shared library
 FIXTURES := $(OUTPUT)/tests/fixtures
 SYM_FIXTURES := $(FIXTURES)/symfix $(FIXTURES)/symfix.mini $(FIXTURES)/symfix.baddd \
-	$(FIXTURES)/libsymfix_cxx.so
+	$(FIXTURES)/libsymfix_cxx.so $(FIXTURES)/symfix.stripped
 
 $(FIXTURES)/symfix: tests/unit/fixtures/symfix.c
 	$(call msg,FIXTURE,$@)
@@ -128,6 +136,14 @@ $(FIXTURES)/symfix.baddd: $(FIXTURES)/symfix
 	$(Q)strip --strip-all -o $@ $<
 	$(Q)objcopy --add-section .gnu_debugdata=$@.dd $@
 	$(Q)rm -f $@.dd
+
+# stripped, its symbols in a separate debug file that a debug directory keeps by build-id
+$(FIXTURES)/symfix.stripped: $(FIXTURES)/symfix
+	$(call msg,FIXTURE,$@)
+	$(Q)strip --strip-all -o $@ $<
+	$(Q)id=$$(readelf -n $< | sed -n 's/.*Build ID: *//p'); \
+		test -n "$$id" && d=$(FIXTURES)/debug/.build-id/$$(echo $$id | cut -c1-2) && \
+		mkdir -p $$d && objcopy --only-keep-debug $< $$d/$$(echo $$id | cut -c3-).debug
 
 $(FIXTURES)/libsymfix_cxx.so: tests/unit/fixtures/symfix_cxx.cpp
 	$(call msg,FIXTURE,$@)
@@ -149,7 +165,7 @@ FUZZ := $(OUTPUT)/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
 FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c user/cpustacks.c \
-	user/utilization.c
+	user/utilization.c user/kstacks.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
 	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd $(FUZZ)/fuzz_symtab $(FUZZ)/fuzz_procmaps
 

@@ -123,4 +123,67 @@ enum cpu_drop {
 	CPU_DROP__COUNT
 };
 
+/* Kernel callstacks (bpf/kernel.bpf.c, bpf/kmd.bpf.c): entry points and off-CPU stacks, counted
+ * in the kernel; topsprof reads the counts and the stacks at the end. */
+enum kc_filter {
+	KC_FILTER_CURRENT = 0, /* the profiled processes */
+	KC_FILTER_ALL = 1,     /* every process (but topsprof) */
+	KC_FILTER_KMD = 2,     /* every process, only through the KMD */
+	KC_FILTER_FUNCS = 3,   /* every process, only stacks through the functions given */
+};
+
+#define KC_MAX_FUNCS  16
+#define KC_MODULE_LEN 56 /* MODULE_NAME_LEN */
+
+enum kc_entry_kind {
+	KC_ENTRY_NONE = 0,    /* off CPU outside any entry point (a page fault, say) */
+	KC_ENTRY_SYSCALL = 1, /* a system call; id: its number */
+	KC_ENTRY_KMD = 2,     /* a function of the KMD; id: its address */
+};
+
+/* kc_thread flags */
+#define KC_IN_DRIVER 1u /* the entry point is the driver's (a driver file, driver memory, KMD) */
+#define KC_MATCHED   2u /* a stack of this entry went through a function of the filter */
+
+/* a file of the driver's: its inode, as the kernel numbers it (dev: major << 20 | minor) */
+struct kc_file {
+	__u64 ino;
+	__u32 dev;
+	__u32 reserved;
+};
+
+struct kc_entry_key {
+	__u32 tgid;
+	__u32 kind;   /* enum kc_entry_kind */
+	__u64 id;     /* syscall number or function address */
+	__u32 driver; /* KC_IN_DRIVER when the call entered the driver */
+	__u32 reserved;
+};
+
+struct kc_entry_val {
+	__u64 calls, total_ns, max_ns;
+};
+
+struct kc_stack_key {
+	__u32 tgid;
+	__s32 kstack; /* stack map ids; negative: none */
+	__s32 ustack;
+	__u32 kind; /* the entry point the thread was in */
+	__u64 id;
+	__u32 driver;
+	__u32 offcpu; /* 1: time off CPU (a wait); 0: at the entry of a KMD function */
+};
+
+struct kc_stack_val {
+	__u64 count, total_ns, max_ns;
+};
+
+/* kc_drops indices */
+enum kc_drop {
+	KC_DROP_ENTRY = 0,  /* entry-point calls lost to a full map */
+	KC_DROP_STACK = 1,  /* stacks (waits) lost to a full map */
+	KC_DROP_THREAD = 2, /* threads not followed: the thread map was full */
+	KC_DROP__COUNT
+};
+
 #endif

@@ -112,6 +112,10 @@ int gcu_ro_device_count(void);
 /* the directory of the regions: $TOPS_SIM_DRIVER_DIR or GCU_RO_DIR_DEFAULT */
 const char *gcu_ro_dir(void);
 
+/* the file through which the runtime reaches device's driver: the runtime's system calls on it,
+ * and its waits on the memory it maps, enter the driver. 0 or -ENAMETOOLONG */
+int gcu_ro_device_path(int device, char *buf, size_t len);
+
 int gcu_ro_open(int device, struct gcu_ro_dev **out, char *err, size_t errlen);
 void gcu_ro_close(struct gcu_ro_dev *dev);
 

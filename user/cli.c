@@ -23,7 +23,6 @@
 
 #define L		OF_LAUNCH_ONLY
 #define X		OF_EXTENSION
-#define P		OF_PENDING
 
 const struct opt_def cli_options[OPT__COUNT] = {
 	/* GCU collection */
@@ -81,16 +80,16 @@ const struct opt_def cli_options[OPT__COUNT] = {
 					"Sampling frequency of --cpu-utilization and "
 					"--memory-utilization, 1 to 100 Hz." },
 	[OPT_KERNEL_CALLSTACK] = { OPT_KERNEL_CALLSTACK, "kernel-callstack", ARG_NONE, NULL, NULL,
-				   GRP_CPU, L | P,
+				   GRP_CPU, L,
 				   "Collect kernel call stacks of GCU work (driver entry points, "
 				   "driver syscalls, off-CPU waits) with BPF; no ftrace needed." },
 	[OPT_KERNEL_CALLSTACK_FILTER] = { OPT_KERNEL_CALLSTACK_FILTER, "kernel-callstack-filter",
-					  ARG_KFILTER, "FILTER", "current", GRP_CPU, L | P,
+					  ARG_KFILTER, "FILTER", "current", GRP_CPU, L,
 					  "Which kernel stacks: current (the profiled processes), "
 					  "all (every process), kmd (through the driver only), or "
 					  "f1,f2,... (through these kernel functions)." },
 	[OPT_KMD_MODULE] = { OPT_KMD_MODULE, "kmd-module", ARG_IDENT, "NAME", "enflame", GRP_CPU,
-			     L | X | P, "Kernel module of the GCU driver, for the kmd filter." },
+			     L | X, "Kernel module of the GCU driver, for the kmd filter." },
 	/* printing */
 	[OPT_PRINT_API_SUMMARY] = { OPT_PRINT_API_SUMMARY, "print-api-summary", ARG_NONE, NULL,
 				    NULL, GRP_PRINT, 0,

@@ -109,7 +109,6 @@ enum opt_flags {
 	OF_LAUNCH_ONLY = 1u << 2, /* only when profiling a target (manual 2.7) */
 	OF_MODIFIER = 1u << 3,	  /* may accompany any command: --debug, --log-file, ... */
 	OF_EXTENSION = 1u << 4,	  /* ours, beyond the manual */
-	OF_PENDING = 1u << 5,	  /* validated now; the feature arrives in a later release */
 };
 
 struct opt_def {

@@ -5,7 +5,6 @@
 #include "cpu.skel.h"
 #include "events.h"
 #include "log.h"
-#include "monotime.h"
 #include "proccache.h"
 #include "stackname.h"
 #include "symbolize.h"
@@ -20,25 +19,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define POLL_EVERY_NS 50000000ull /* look at the counts for processes not announced */
-
 struct cpuprof {
 	struct cpu_bpf *skel;
-	struct ring_buffer *rb; /* cpu_new: processes sampled for the first time */
 	struct bpf_link **links;
 	int ncpus;
-	struct proccache procs;
-	uint64_t last_poll_ns;
+	struct proc_watch procs; /* announced on cpu_new when first sampled; all in cpu_seen */
 };
-
-static int on_new_process(void *ctx, void *data, size_t size)
-{
-	struct cpuprof *c = ctx;
-
-	if (size >= sizeof(uint32_t))
-		proccache_capture(&c->procs, *(const uint32_t *)data, mono_ns());
-	return 0;
-}
 
 static int open_events(struct cpuprof *c, uint32_t hz)
 {
@@ -103,9 +89,9 @@ int cpuprof_open(struct cpuprof **out, const struct cpuprof_opts *o)
 		pr_error("loading the CPU sampling BPF program: %s", strerror(-err));
 		goto fail;
 	}
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.cpu_new), on_new_process, c, NULL);
-	if (!c->rb) {
-		err = -errno;
+	err = proc_watch_init(&c->procs, bpf_map__fd(c->skel->maps.cpu_new),
+			      bpf_map__fd(c->skel->maps.cpu_seen));
+	if (err) {
 		pr_error("opening the CPU sampling ring buffer: %s", strerror(-err));
 		goto fail;
 	}
@@ -127,8 +113,7 @@ void cpuprof_close(struct cpuprof *c)
 		return;
 	for (int i = 0; c->links && i < c->ncpus; i++)
 		bpf_link__destroy(c->links[i]);
-	proccache_free(&c->procs);
-	ring_buffer__free(c->rb);
+	proc_watch_free(&c->procs);
 	free(c->links);
 	cpu_bpf__destroy(c->skel);
 	free(c);
@@ -152,21 +137,13 @@ void cpuprof_clear(struct cpuprof *c)
 
 void cpuprof_poll(struct cpuprof *c)
 {
-	uint64_t now = mono_ns();
-
-	if (!c)
-		return;
-	ring_buffer__consume(c->rb);
-	if (now - c->last_poll_ns < POLL_EVERY_NS)
-		return;
-	c->last_poll_ns = now;
-	/* one key per process sampled */
-	proccache_capture_map(&c->procs, bpf_map__fd(c->skel->maps.cpu_seen), now);
+	if (c)
+		proc_watch_poll(&c->procs, false);
 }
 
 int cpuprof_epoll_fd(const struct cpuprof *c)
 {
-	return c ? ring_buffer__epoll_fd(c->rb) : -1;
+	return c ? proc_watch_epoll_fd(&c->procs) : -1;
 }
 
 int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
@@ -180,10 +157,9 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 	int err = 0;
 
 	symbolizer_init(&sym, NULL);
-	c->last_poll_ns = 0;
-	cpuprof_poll(c);
+	proc_watch_poll(&c->procs, true);
 	while (!err && !bpf_map_get_next_key(counts, prev, &k)) {
-		const struct cached_proc *proc = proccache_find(&c->procs, k.tgid);
+		const struct cached_proc *proc = proccache_find(&c->procs.cache, k.tgid);
 		bool complete;
 		uint64_t n;
 

@@ -40,20 +40,6 @@ static void debug_print_options(const struct cli *cli)
 		pr_debug("application argv[%d] %s", i, cli->app_argv[i]);
 }
 
-/* a feature whose option is validated but which this build cannot do yet: say so, never
- * pretend it ran */
-static int refuse_pending(const struct cli *cli)
-{
-	for (int i = 0; i < OPT__COUNT; i++) {
-		if (cli->given[i] && (cli_options[i].flags & OF_PENDING)) {
-			pr_error("--%s: accepted, but not available yet in topsprof %s",
-				 cli_options[i].name, TOPSPROF_VERSION);
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static int export_activities(const struct cli *cli)
 {
 	const char *path = cli->text[OPT_EXPORT_ACTIVITIES];
@@ -137,7 +123,9 @@ static void print_plugins(FILE *f)
 		"CPU call stacks: eBPF perf_event on cpu-clock, 1-100 Hz");
 	fprintf(f, "    %-12s %-11s %s\n", "utilization", "available",
 		"CPU and memory utilization over time: /proc schedstat, statm, stat, meminfo");
-	fprintf(f, "    %-12s %-11s %s\n", "kernel", "not yet", "kernel call stacks of GCU work");
+	fprintf(f, "    %-12s %-11s %s\n", "kernel", "available",
+		"kernel call stacks of GCU work: fentry/kprobe on the KMD where the kernel has them; "
+		"tracepoints sys_enter/sys_exit, sched_switch");
 }
 
 static void print_sessions(FILE *f)
@@ -198,8 +186,6 @@ int main(int argc, char **argv)
 	libbpf_set_print(log_libbpf);
 	debug_print_options(&cli);
 
-	if (refuse_pending(&cli))
-		return 1;
 	if (open_log(&cli))
 		return 1;
 	rc = dispatch(&cli);

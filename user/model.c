@@ -24,6 +24,7 @@ void model_free(struct model *m)
 {
 	cpu_profile_free(&m->cpu);
 	util_profile_free(&m->util);
+	kernel_profile_free(&m->kernel);
 	for (size_t i = 0; i < m->ncalls; i++) {
 		free(m->calls[i].str[0]);
 		free(m->calls[i].str[1]);
@@ -434,4 +435,5 @@ void model_clear_collected(struct model *m)
 	memset(m->stats, 0, sizeof(m->stats));
 	m->first_ns = m->last_ns = 0;
 	util_profile_clear(&m->util);
+	kernel_profile_clear(&m->kernel);
 }

@@ -13,6 +13,7 @@
 #include "cpustacks.h"
 #include "events.h"
 #include "gcu_readout.h"
+#include "kstacks.h"
 #include "utilization.h"
 
 struct api_call {
@@ -99,8 +100,9 @@ struct model {
 	struct proc_info *procs;
 	size_t nprocs, procs_cap;
 	uint64_t first_ns, last_ns;
-	struct cpu_profile cpu;	  /* --cpu-profiling-callstack */
-	struct util_profile util; /* --cpu-utilization, --memory-utilization */
+	struct cpu_profile cpu;	      /* --cpu-profiling-callstack */
+	struct util_profile util;     /* --cpu-utilization, --memory-utilization */
+	struct kernel_profile kernel; /* --kernel-callstack */
 	/* losses */
 	uint64_t lost_calls, lost_strings, lost_depth, lost_stats, lost_proc_events, lost_pids;
 	/* strings whose call has not returned yet */

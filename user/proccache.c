@@ -3,9 +3,11 @@
 
 #include "cpustacks.h"
 #include "grow.h"
+#include "monotime.h"
 #include "procfs.h"
 
 #include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +15,7 @@
 
 #define REFRESH_EVERY_NS 1000000000ull /* a live process's mappings again (dlopen) */
 #define YOUNG_NS	 1000000000ull /* read at every poll until this old */
+#define WALK_EVERY_NS	 50000000ull   /* the map of processes, for those not announced */
 
 const struct cached_proc *proccache_find(const struct proccache *pc, uint32_t tgid)
 {
@@ -47,13 +50,15 @@ void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
 			snprintf(p->comm, sizeof(p->comm), "%u", tgid);
 		return;
 	}
-	if (!fresh.n) {
+	/* again each time: an exec renames it (an exiting process keeps the name it had) */
+	if (fresh.n || !p->comm[0]) {
+		procfs_comm(tgid, p->comm, sizeof(p->comm));
+		cpu_frame_sanitize(p->comm);
+	}
+	if (!fresh.n) { /* exiting, or a kernel thread */
 		procmaps_free(&fresh);
 		return;
 	}
-	/* again each time: an exec renames it */
-	procfs_comm(tgid, p->comm, sizeof(p->comm));
-	cpu_frame_sanitize(p->comm);
 	procmaps_free(&p->maps);
 	p->maps = fresh;
 }
@@ -74,4 +79,44 @@ void proccache_free(struct proccache *pc)
 		procmaps_free(&pc->v[i].maps);
 	free(pc->v);
 	memset(pc, 0, sizeof(*pc));
+}
+
+static int on_announced(void *ctx, void *data, size_t size)
+{
+	struct proc_watch *w = ctx;
+
+	if (size >= sizeof(uint32_t))
+		proccache_capture(&w->cache, *(const uint32_t *)data, mono_ns());
+	return 0;
+}
+
+int proc_watch_init(struct proc_watch *w, int ring_fd, int seen_fd)
+{
+	memset(w, 0, sizeof(*w));
+	w->seen_fd = seen_fd;
+	w->rb = ring_buffer__new(ring_fd, on_announced, w, NULL);
+	return w->rb ? 0 : -errno;
+}
+
+void proc_watch_poll(struct proc_watch *w, bool all)
+{
+	uint64_t now = mono_ns();
+
+	ring_buffer__consume(w->rb);
+	if (!all && now - w->walked_ns < WALK_EVERY_NS)
+		return;
+	w->walked_ns = now;
+	proccache_capture_map(&w->cache, w->seen_fd, now);
+}
+
+int proc_watch_epoll_fd(const struct proc_watch *w)
+{
+	return ring_buffer__epoll_fd(w->rb);
+}
+
+void proc_watch_free(struct proc_watch *w)
+{
+	ring_buffer__free(w->rb);
+	proccache_free(&w->cache);
+	w->rb = NULL;
 }

@@ -34,4 +34,21 @@ void proccache_capture_map(struct proccache *pc, int map_fd, uint64_t now);
 const struct cached_proc *proccache_find(const struct proccache *pc, uint32_t tgid);
 void proccache_free(struct proccache *pc);
 
+/* The processes a BPF object took stacks of, watched: it announces each on a ring buffer (a u32
+ * tgid) when it takes its first stack, and keeps them all as the keys of a hash map, walked now and
+ * then for those whose announcement was lost. */
+struct proc_watch {
+	struct proccache cache;
+	struct ring_buffer *rb;
+	int seen_fd;
+	uint64_t walked_ns;
+};
+
+/* 0 or -errno */
+int proc_watch_init(struct proc_watch *w, int ring_fd, int seen_fd);
+/* capture what was announced; walk the map too when due, or at once with all */
+void proc_watch_poll(struct proc_watch *w, bool all);
+int proc_watch_epoll_fd(const struct proc_watch *w);
+void proc_watch_free(struct proc_watch *w);
+
 #endif

@@ -378,6 +378,91 @@ static void util_section(FILE *out, const struct model *m, uint32_t pid)
 	}
 }
 
+#define KERNEL_TOP_ENTRIES 20
+#define KERNEL_TOP_STACKS  10
+#define KERNEL_MAX_FRAMES  24
+
+/* a stack's frames, innermost first, one per line */
+static void kernel_frames(FILE *out, uint32_t pid, const char *frames)
+{
+	const char *end = frames + strlen(frames), *p = end;
+	int shown = 0, all = 1;
+
+	for (const char *c = frames; *c; c++)
+		all += *c == ';';
+	while (p > frames && shown < KERNEL_MAX_FRAMES) {
+		const char *start = p;
+		size_t len;
+
+		while (start > frames && start[-1] != ';')
+			start--;
+		len = (size_t)(p - start);
+		if (len > 4 && !strncmp(p - 4, "_[k]", 4))
+			fprintf(out, "==%u==           %.*s\n", pid, (int)(len - 4), start);
+		else
+			fprintf(out, "==%u==           %.*s (user)\n", pid, (int)len, start);
+		shown++;
+		p = start > frames ? start - 1 : frames;
+	}
+	if (all > shown)
+		fprintf(out, "==%u==           ... %d more\n", pid, all - shown);
+}
+
+static void kernel_section(FILE *out, const struct model *m, uint32_t pid)
+{
+	const struct kernel_profile *p = &m->kernel;
+	char t[4][FMT_TIME_LEN];
+	uint64_t total = 0;
+
+	if (!p->collected)
+		return;
+	fprintf(out, "==%u== KERNEL activities:\n", pid);
+	fprintf(out, "==%u==     through %s; filter %s\n", pid, p->mechanism ? p->mechanism : "?",
+		p->filter ? p->filter : "current");
+	if (!p->ne && !p->ns) {
+		fprintf(out, "==%u==     no kernel activity of the processes the filter takes.\n\n",
+			pid);
+		return;
+	}
+	for (size_t i = 0; i < p->ne; i++)
+		total += p->e[i].total_ns;
+	fprintf(out, "==%u==%13s%9s%7s%9s%9s  Name\n", pid, "Time(%)", "Time", "Calls", "Avg",
+		"Max");
+	for (size_t i = 0; i < p->ne && i < KERNEL_TOP_ENTRIES; i++) {
+		const struct kernel_entry *e = &p->e[i];
+
+		fprintf(out, "==%u==%12.2f%%%9s%7llu%9s%9s  %s%s\n", pid,
+			total ? 100.0 * (double)e->total_ns / (double)total : 0.0,
+			fmt_time(t[0], (double)e->total_ns), (unsigned long long)e->calls,
+			fmt_time(t[1], e->calls ? (double)e->total_ns / (double)e->calls : 0),
+			fmt_time(t[2], (double)e->max_ns), e->name, e->driver ? " (driver)" : "");
+	}
+	if (p->ne > KERNEL_TOP_ENTRIES)
+		fprintf(out, "==%u==     (%zu more entry points)\n", pid,
+			p->ne - KERNEL_TOP_ENTRIES);
+	if (p->ns)
+		fprintf(out, "==%u==     Top kernel stacks, by time:\n", pid);
+	for (size_t i = 0; i < p->ns && i < KERNEL_TOP_STACKS; i++) {
+		const struct kernel_stack *s = &p->s[i];
+
+		fprintf(out, "==%u==     %zu) %s %s, %llu %s, max %s, %s%s%s%s (pid %u)\n", pid,
+			i + 1, fmt_time(t[0], (double)s->total_ns),
+			s->offcpu ? "off CPU" : "in the call", (unsigned long long)s->count,
+			s->offcpu ? (s->count == 1 ? "wait" : "waits")
+				  : (s->count == 1 ? "call" : "calls"),
+			fmt_time(t[1], (double)s->max_ns), s->entry ? "in " : "",
+			s->entry ? s->entry : "",
+			s->driver  ? " (driver), "
+			: s->entry ? ", "
+				   : "",
+			s->comm, s->pid);
+		kernel_frames(out, pid, s->frames);
+	}
+	if (p->ns > KERNEL_TOP_STACKS)
+		fprintf(out, "==%u==     (%zu more stacks)\n", pid, p->ns - KERNEL_TOP_STACKS);
+	fprintf(out, "==%u==\n\n", pid);
+}
+
 /* the devices a per-GCU report has blocks for */
 static bool any_device(const struct model *m)
 {
@@ -404,6 +489,7 @@ void report_summary(FILE *out, const struct model *m, const struct report_opts *
 			return;
 		cpu_section(out, m, pid);
 		util_section(out, m, pid);
+		kernel_section(out, m, pid);
 	}
 	runtime_section(out, m, pid);
 	topstx_section(out, m, pid);

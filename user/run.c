@@ -14,6 +14,7 @@
 #include "report.h"
 #include "cpuprof.h"
 #include "usampler.h"
+#include "kprof.h"
 #include "monotime.h"
 #include "tracer.h"
 #include "chrome.h"
@@ -108,6 +109,7 @@ struct run {
 	struct tracer *tr;
 	struct cpuprof *cpu;
 	struct usampler *util;
+	struct kprof *kern;
 	struct ring_buffer *rb;
 	struct gcu_source *gcu;
 	struct raw_writer *raw;
@@ -299,6 +301,31 @@ static int find_libraries(struct run *r)
 	return 0;
 }
 
+/* --kernel-callstack: system-wide, the profiled processes are every process */
+static int setup_kernel(struct run *r, int pid_map_fd)
+{
+	const struct cli *cli = r->cli;
+	static const enum kc_filter filters[] = { [KFILTER_CURRENT] = KC_FILTER_CURRENT,
+						  [KFILTER_ALL] = KC_FILTER_ALL,
+						  [KFILTER_KMD] = KC_FILTER_KMD,
+						  [KFILTER_FUNCS] = KC_FILTER_FUNCS };
+	struct kprof_opts ko = { .filter = filters[cli->kfilter],
+				 .functions = cli->kfilter_functions,
+				 .kmd_module = cli->kmd_module,
+				 .collecting = cli->profile_from_start,
+				 .pid_map_fd = pid_map_fd };
+
+	if (ko.filter == KC_FILTER_CURRENT && cli->given[OPT_SYSTEM_WIDE])
+		ko.filter = KC_FILTER_ALL;
+	if (kprof_open(&r->kern, &ko))
+		return 1;
+	r->m.kernel.collected = true;
+	r->m.kernel.filter = strdup(cli->given[OPT_KERNEL_CALLSTACK_FILTER]
+					    ? cli->text[OPT_KERNEL_CALLSTACK_FILTER]
+					    : "current");
+	return 0;
+}
+
 static int setup_bpf(struct run *r)
 {
 	const struct cli *cli = r->cli;
@@ -330,6 +357,8 @@ static int setup_bpf(struct run *r)
 		r->m.cpu.sampled = true;
 		r->m.cpu.hz = co.hz;
 	}
+	if (cli->given[OPT_KERNEL_CALLSTACK] && setup_kernel(r, to.pid_map_fd))
+		return 1;
 	if (cli->trace_domains & TRACE_RUNTIME) {
 		n = tracer_attach(r->tr, r->libs[0].path, DOM_RUNTIME);
 		if (n < 0)
@@ -438,6 +467,7 @@ static void control(struct run *r, enum control_action a)
 		tracer_set_collecting(r->tr, r->collecting);
 		cpuprof_set_collecting(r->cpu, r->collecting);
 		usampler_set_collecting(r->util, r->collecting);
+		kprof_set_collecting(r->kern, r->collecting);
 		if (r->collecting && !r->gcu)
 			setup_gcu(
 				r); /* --profile-from-start off: the devices start recording now */
@@ -453,6 +483,7 @@ static void control(struct run *r, enum control_action a)
 			gcu_source_poll(r->gcu, &r->m);
 		tracer_clear_stats(r->tr);
 		cpuprof_clear(r->cpu);
+		kprof_clear(r->kern);
 		model_clear_collected(&r->m);
 		pr_debug("collected data thrown away");
 		break;
@@ -481,17 +512,18 @@ static void collect(struct run *r)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
-	int fds[5] = { ring_buffer__epoll_fd(r->rb), proctree_epoll_fd(r->pt),
-		       session_fd(r->session), cpuprof_epoll_fd(r->cpu), usampler_fd(r->util) };
+	int fds[6] = { ring_buffer__epoll_fd(r->rb), proctree_epoll_fd(r->pt),
+		       session_fd(r->session),	     cpuprof_epoll_fd(r->cpu),
+		       usampler_fd(r->util),	     kprof_epoll_fd(r->kern) };
 
-	for (int i = 0; ep >= 0 && i < 5; i++) {
+	for (int i = 0; ep >= 0 && i < 6; i++) {
 		ev.data.u32 = (uint32_t)i;
 		if (fds[i] >= 0)
 			epoll_ctl(ep, EPOLL_CTL_ADD, fds[i], &ev);
 	}
 	while (!run_ended(r)) {
-		struct epoll_event got[5];
-		int n = ep >= 0 ? epoll_wait(ep, got, 5, POLL_MS) : (usleep(POLL_MS * 1000), 0);
+		struct epoll_event got[6];
+		int n = ep >= 0 ? epoll_wait(ep, got, 6, POLL_MS) : (usleep(POLL_MS * 1000), 0);
 
 		for (int i = 0; i < n; i++)
 			if (got[i].data.u32 == 2)
@@ -501,6 +533,7 @@ static void collect(struct run *r)
 		ring_buffer__consume(r->rb);
 		proctree_poll(r->pt, 0);
 		cpuprof_poll(r->cpu);
+		kprof_poll(r->kern);
 		if (r->gcu) {
 			gcu_source_poll(r->gcu, &r->m);
 			gcu_source_sync(r->gcu, &r->m);
@@ -812,6 +845,8 @@ static void report(struct run *r)
 	tracer_collect_maps(r->tr, &r->m);
 	if (r->cpu && cpuprof_collect(r->cpu, &r->m.cpu))
 		pr_warn("CPU stacks: out of memory; the CPU activities are incomplete");
+	if (r->kern && kprof_collect(r->kern, &r->m.kernel))
+		pr_warn("kernel stacks: out of memory; the KERNEL activities are incomplete");
 	if (!proctree_drops(r->pt, &d)) {
 		r->m.lost_proc_events += d.events;
 		r->m.lost_pids += d.pids;
@@ -945,6 +980,7 @@ out:
 	raw_abort(r.raw);
 	gcu_source_close(r.gcu);
 	cpuprof_close(r.cpu);
+	kprof_close(r.kern);
 	usampler_close(r.util);
 	tracer_close(r.tr);
 	proctree_close(r.pt);

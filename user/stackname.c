@@ -29,17 +29,27 @@ static int append(struct symbolizer *sym, const struct procmaps *maps, const uin
 		  bool kernel, struct stackname *out, bool *complete)
 {
 	static const struct procmaps none;
-	int n = 0;
+	int n = 0, leaf = 0;
 
 	while (n < CPU_STACK_DEPTH && ips[n])
 		n++;
-	for (int i = n - 1; i >= 0; i--) {
+	/* a stack taken by a tracepoint's program begins in the program and its caller */
+	while (kernel && leaf < n) {
+		char name[512];
+
+		symbolize_kernel(sym, ips[leaf], name, sizeof(name));
+		if (strncmp(name, "bpf_prog_", 9) && strncmp(name, "bpf_trace_run", 13) &&
+		    strncmp(name, "__bpf_trace_", 12) && strncmp(name, "__traceiter_", 12))
+			break;
+		leaf++;
+	}
+	for (int i = n - 1; i >= leaf; i--) {
 		char name[512];
 		size_t l;
 
 		/* a return address points after its call: name the call, except at the leaf */
 		if (kernel)
-			symbolize_kernel(sym, ips[i] - (i > 0), name, sizeof(name));
+			symbolize_kernel(sym, ips[i] - (i > leaf), name, sizeof(name));
 		else
 			symbolize_user(sym, maps ? maps : &none, ips[i] - (i > 0), name,
 				       sizeof(name));

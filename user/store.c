@@ -25,6 +25,7 @@ enum {
 	SEC_GOPS = TAG('G', 'O', 'P', 'S'),
 	SEC_CPUS = TAG('C', 'P', 'U', 'S'), /* 1.1: CPU call stacks */
 	SEC_UTIL = TAG('U', 'T', 'I', 'L'), /* 1.1: utilization series */
+	SEC_KERN = TAG('K', 'E', 'R', 'N'), /* 1.1: kernel callstacks */
 };
 
 /* --- writing --------------------------------------------------------------------------------- */
@@ -182,6 +183,39 @@ static void encode_util(struct wbuf *b, const struct util_profile *u)
 	end(b, s);
 }
 
+static void encode_kernel(struct wbuf *b, const struct kernel_profile *p)
+{
+	size_t s = begin(b, SEC_KERN);
+
+	put_cstr(b, p->mechanism);
+	put_cstr(b, p->filter);
+	put_u64(b, p->lost_entries);
+	put_u64(b, p->lost_stacks);
+	put_u64(b, p->lost_threads);
+	put_u64(b, p->ne);
+	for (size_t i = 0; i < p->ne; i++) {
+		put_cstr(b, p->e[i].name);
+		put_u8(b, p->e[i].driver);
+		put_u64(b, p->e[i].calls);
+		put_u64(b, p->e[i].total_ns);
+		put_u64(b, p->e[i].max_ns);
+	}
+	for (size_t i = 0; i < p->ns; i++) {
+		const struct kernel_stack *k = &p->s[i];
+
+		put_u32(b, k->pid);
+		put_cstr(b, k->comm);
+		put_cstr(b, k->entry);
+		put_u8(b, k->driver);
+		put_u8(b, k->offcpu);
+		put_cstr(b, k->frames);
+		put_u64(b, k->count);
+		put_u64(b, k->total_ns);
+		put_u64(b, k->max_ns);
+	}
+	end(b, s);
+}
+
 static void encode(struct wbuf *b, const struct model *m)
 {
 	uint64_t ps;
@@ -314,6 +348,8 @@ static void encode(struct wbuf *b, const struct model *m)
 		encode_cpu(b, &m->cpu);
 	if (m->util.cpu || m->util.mem)
 		encode_util(b, &m->util);
+	if (m->kernel.collected)
+		encode_kernel(b, &m->kernel);
 }
 
 int store_write_profile(FILE *f, const struct model *m)
@@ -755,16 +791,65 @@ static int decode_util(struct rbuf *r, struct model *m)
 	return r->bad ? -1 : 0;
 }
 
+static int decode_kernel(struct rbuf *r, struct model *m)
+{
+	struct kernel_profile *p = &m->kernel;
+	uint64_t ne;
+
+	p->collected = true;
+	free(p->mechanism);
+	free(p->filter);
+	p->mechanism = get_str(r, NULL);
+	p->filter = get_str(r, NULL);
+	p->lost_entries = get_u64(r);
+	p->lost_stacks = get_u64(r);
+	p->lost_threads = get_u64(r);
+	ne = get_u64(r);
+	/* an entry is at least 29 bytes */
+	if (ne > (r->n - r->off) / 29)
+		r->bad = true;
+	for (uint64_t i = 0; i < ne && !r->bad; i++) {
+		char *name = get_str(r, NULL);
+		bool driver = get_u8(r) != 0;
+		uint64_t calls = get_u64(r), total = get_u64(r), max = get_u64(r);
+
+		if (r->bad || !name || kernel_add_entry(p, name, driver, calls, total, max))
+			r->bad = true;
+		free(name);
+	}
+	while (!r->bad && r->off < r->n) {
+		struct kernel_stack k = { 0 };
+
+		k.pid = get_u32(r);
+		k.comm = get_str(r, NULL);
+		k.entry = get_str(r, NULL);
+		k.driver = get_u8(r) != 0;
+		k.offcpu = get_u8(r) != 0;
+		k.frames = get_str(r, NULL);
+		k.count = get_u64(r);
+		k.total_ns = get_u64(r);
+		k.max_ns = get_u64(r);
+		if (r->bad || !k.frames || kernel_add_stack(p, &k))
+			r->bad = true;
+		free(k.comm);
+		free(k.entry);
+		free(k.frames);
+	}
+	kernel_profile_finish(p);
+	return r->bad ? -1 : 0;
+}
+
 static const struct {
 	uint32_t tag;
 	const char *what;
 	int (*decode)(struct rbuf *, struct model *);
 } sections[] = {
-	{ SEC_META, "META", decode_meta },  { SEC_STAT, "STAT", decode_stats },
-	{ SEC_CALL, "CALL", decode_calls }, { SEC_RNGE, "RNGE", decode_ranges },
-	{ SEC_MARK, "MARK", decode_marks }, { SEC_PROC, "PROC", decode_procs },
-	{ SEC_DEVS, "DEVS", decode_devs },  { SEC_GOPS, "GOPS", decode_ops },
-	{ SEC_CPUS, "CPUS", decode_cpu },   { SEC_UTIL, "UTIL", decode_util },
+	{ SEC_META, "META", decode_meta },   { SEC_STAT, "STAT", decode_stats },
+	{ SEC_CALL, "CALL", decode_calls },  { SEC_RNGE, "RNGE", decode_ranges },
+	{ SEC_MARK, "MARK", decode_marks },  { SEC_PROC, "PROC", decode_procs },
+	{ SEC_DEVS, "DEVS", decode_devs },   { SEC_GOPS, "GOPS", decode_ops },
+	{ SEC_CPUS, "CPUS", decode_cpu },    { SEC_UTIL, "UTIL", decode_util },
+	{ SEC_KERN, "KERN", decode_kernel },
 };
 
 int store_decode_payload(const unsigned char *p, size_t n, struct model *m, char *err,

@@ -9,6 +9,7 @@
 #include <gelf.h>
 #include <libelf.h>
 #include <lzma.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,7 @@ struct raw_sym {
 struct collect {
 	struct raw_sym *v;
 	size_t n, cap;
+	struct elf_handle debug; /* a separate debug file the names point into */
 };
 
 char *sym_demangle(const char *name)
@@ -212,6 +214,59 @@ static void read_segments(Elf *e, struct symtab *t)
 	}
 }
 
+/* the file's GNU build-id as hex into hex (at least 2 * 64 + 1 bytes); false without one */
+static bool build_id(Elf *e, char *hex, size_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+		GElf_Nhdr nh;
+		size_t off = 0, name_off, desc_off;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
+			continue;
+		data = elf_getdata(scn, NULL);
+		while (data && (off = gelf_getnote(data, off, &nh, &name_off, &desc_off)) > 0) {
+			const unsigned char *d = (const unsigned char *)data->d_buf + desc_off;
+
+			if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
+			    memcmp((const char *)data->d_buf + name_off, "GNU", 4) ||
+			    !nh.n_descsz || nh.n_descsz * 2 + 1 > len)
+				continue;
+			for (size_t i = 0; i < nh.n_descsz; i++)
+				snprintf(hex + 2 * i, 3, "%02x", d[i]);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* a stripped file's separate debug file, found by build-id under $TOPSPROF_DEBUG_DIR (else
+ * /usr/lib/debug): its .symtab added to c */
+static int add_debug_file(Elf *e, struct collect *c, bool *found)
+{
+	const char *root = getenv("TOPSPROF_DEBUG_DIR");
+	char hex[129], path[4096];
+	struct elf_handle dh;
+	bool has;
+	int err;
+
+	*found = false;
+	if (!build_id(e, hex, sizeof(hex)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/.build-id/%.2s/%s.debug",
+		 root && *root ? root : "/usr/lib/debug", hex, hex + 2);
+	if (elf_open(path, &dh))
+		return 0; /* none installed, or not an ELF file: the file's own symbols serve */
+	err = collect_syms(dh.e, c, &has);
+	/* the names point into the debug file's image: keep it open until built */
+	c->debug = dh;
+	*found = !err && has;
+	return err;
+}
+
 int symtab_load(const char *path, struct symtab **out)
 {
 	struct collect c = { 0 };
@@ -257,8 +312,15 @@ int symtab_load(const char *path, struct symtab **out)
 			goto out;
 		t->has_debugdata = true;
 	}
+	if (!t->has_symtab) {
+		err = add_debug_file(h.e, &c, &t->has_debugfile);
+		if (err)
+			goto out;
+	}
 	err = build(t, &c); /* the names still point into the ELF images: build before closing */
 out:
+	if (c.debug.e)
+		elf_close(&c.debug);
 	if (inner)
 		elf_end(inner);
 	free(mini);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* The function symbols of one ELF file, for turning sampled addresses into names: .symtab, else
- * .dynsym, plus the symbols of a stripped file's embedded MiniDebugInfo (.gnu_debugdata), with
- * C++ names demangled. Lookups take the file's link-time (ELF) virtual addresses; a sampled
+ * .dynsym, plus the symbols of a stripped file's embedded MiniDebugInfo (.gnu_debugdata) and of
+ * its separate debug file (by build-id, under $TOPSPROF_DEBUG_DIR or /usr/lib/debug), with C++
+ * names demangled. Lookups take the file's link-time (ELF) virtual addresses; a sampled
  * address becomes one through its mapping's file offset (symtab_offset_to_vaddr). */
 #ifndef TOPSPROF_SYMTAB_H
 #define TOPSPROF_SYMTAB_H
@@ -29,6 +30,7 @@ struct symtab {
 	int nsegs;
 	bool has_symtab;    /* a full .symtab, not only exported names */
 	bool has_debugdata; /* symbols came from .gnu_debugdata too */
+	bool has_debugfile; /* ... and from a separate debug file, found by build-id */
 };
 
 /* 0, -ENOEXEC when path is not an ELF file, -EBADMSG when .gnu_debugdata is corrupt, or

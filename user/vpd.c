@@ -38,7 +38,10 @@ static const char schema[] =
 	"CREATE TABLE memcpy(id INTEGER PRIMARY KEY, gcu_op_id INTEGER, direction TEXT,"
 	" bytes INTEGER);"
 	"CREATE TABLE stack(id INTEGER PRIMARY KEY, process_id INTEGER, frames TEXT,"
-	" count INTEGER, truncated INTEGER, comm TEXT);"
+	" count INTEGER, truncated INTEGER, comm TEXT, kind TEXT, pid INTEGER, entry TEXT,"
+	" driver INTEGER, total_ns INTEGER, max_ns INTEGER);"
+	"CREATE TABLE kernel_entry(id INTEGER PRIMARY KEY, name TEXT, driver INTEGER,"
+	" calls INTEGER, total_ns INTEGER, max_ns INTEGER, process_id INTEGER);"
 	"CREATE TABLE sample(id INTEGER PRIMARY KEY, timestamp INTEGER, process_id INTEGER,"
 	" tid INTEGER, stack_id INTEGER);"
 	"CREATE TABLE counter(id INTEGER PRIMARY KEY, name TEXT, timestamp INTEGER,"
@@ -185,6 +188,26 @@ static const char *proc_comm(const struct model *m, uint32_t pid, uint32_t *ppid
 	return "";
 }
 
+static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max);
+
+/* whether a stack of process pid goes in the file of process file_pid: its own, or the started
+ * process's when it has none */
+static bool in_file(const struct model *m, uint32_t pid, uint32_t file_pid)
+{
+	uint32_t pids[1024];
+	size_t n;
+
+	if (pid == file_pid)
+		return true;
+	if (file_pid != m->root_pid)
+		return false;
+	n = profiled_pids(m, pids, sizeof(pids) / sizeof(pids[0]));
+	for (size_t i = 0; i < n; i++)
+		if (pids[i] == pid)
+			return false;
+	return true;
+}
+
 /* the process's sampled stacks (counted in the kernel: stack rows with counts, no sample rows) */
 static void write_cpu(struct writer *w, const struct model *m, uint32_t pid)
 {
@@ -200,11 +223,49 @@ static void write_cpu(struct writer *w, const struct model *m, uint32_t pid)
 	meta(w, st, "cpu_lost_samples", "%llu", (unsigned long long)p->lost_samples);
 	meta(w, st, "cpu_lost_stacks", "%llu", (unsigned long long)p->lost_stacks);
 	sqlite3_finalize(st);
-	st = prepare(w, "INSERT INTO stack VALUES(NULL,1,?,?,?,?)");
+	st = prepare(w, "INSERT INTO stack(process_id, frames, count, truncated, comm, kind, pid)"
+			" VALUES(1,?,?,?,?,'cpu',?)");
 	for (size_t i = 0; i < p->n; i++)
-		if (p->v[i].pid == pid)
-			row(w, st, "tiit", p->v[i].frames, (int64_t)p->v[i].count,
-			    (int64_t)p->v[i].truncated, p->v[i].comm);
+		if (in_file(m, p->v[i].pid, pid))
+			row(w, st, "tiiti", p->v[i].frames, (int64_t)p->v[i].count,
+			    (int64_t)p->v[i].truncated, p->v[i].comm, (int64_t)p->v[i].pid);
+	sqlite3_finalize(st);
+}
+
+/* the kernel stacks (of processes without a file: in the started process's), and the entry
+ * points with the settings in the started process's */
+static void write_kernel(struct writer *w, const struct model *m, uint32_t pid)
+{
+	const struct kernel_profile *p = &m->kernel;
+	sqlite3_stmt *st;
+
+	if (!p->collected)
+		return;
+	if (pid == m->root_pid) {
+		st = prepare(w, "INSERT INTO meta VALUES(?,?)");
+		meta(w, st, "kernel_mechanism", "%s", p->mechanism ? p->mechanism : "");
+		meta(w, st, "kernel_filter", "%s", p->filter ? p->filter : "");
+		meta(w, st, "kernel_lost_entries", "%llu", (unsigned long long)p->lost_entries);
+		meta(w, st, "kernel_lost_stacks", "%llu", (unsigned long long)p->lost_stacks);
+		meta(w, st, "kernel_lost_threads", "%llu", (unsigned long long)p->lost_threads);
+		sqlite3_finalize(st);
+		st = prepare(w, "INSERT INTO kernel_entry VALUES(NULL,?,?,?,?,?,1)");
+		for (size_t i = 0; i < p->ne; i++)
+			row(w, st, "tiiii", p->e[i].name, (int64_t)p->e[i].driver,
+			    (int64_t)p->e[i].calls, (int64_t)p->e[i].total_ns,
+			    (int64_t)p->e[i].max_ns);
+		sqlite3_finalize(st);
+	}
+	st = prepare(w, "INSERT INTO stack(process_id, frames, count, truncated, comm, kind, pid,"
+			" entry, driver, total_ns, max_ns) VALUES(1,?,?,0,?,?,?,?,?,?,?)");
+	for (size_t i = 0; i < p->ns; i++) {
+		const struct kernel_stack *k = &p->s[i];
+
+		if (in_file(m, k->pid, pid))
+			row(w, st, "tittitiii", k->frames, (int64_t)k->count, k->comm,
+			    k->offcpu ? "kernel-wait" : "kernel-call", (int64_t)k->pid, k->entry,
+			    (int64_t)k->driver, (int64_t)k->total_ns, (int64_t)k->max_ns);
+	}
 	sqlite3_finalize(st);
 }
 
@@ -357,6 +418,7 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 	}
 	sqlite3_finalize(st);
 	write_cpu(w, m, pid);
+	write_kernel(w, m, pid);
 	write_util(w, m, pid, off);
 	/* marks are counted for the whole run: in the file of the process that was started */
 	st = prepare(w, "INSERT INTO topstx_mark VALUES(NULL,?,?,?,1)");
@@ -707,10 +769,68 @@ static int one_counter(sqlite3_stmt *st, struct model *m)
 	return 0;
 }
 
-/* the CPU stacks and utilization series, with their settings */
+static int64_t col_count(sqlite3_stmt *st, int i)
+{
+	int64_t v = sqlite3_column_int64(st, i);
+
+	return v < 0 ? -1 : v;
+}
+
+static int one_kernel_entry(sqlite3_stmt *st, struct model *m)
+{
+	const char *name = (const char *)sqlite3_column_text(st, 0);
+	int64_t calls = col_count(st, 2), total = col_count(st, 3), max = col_count(st, 4);
+
+	if (!name || calls < 0 || total < 0 || max < 0)
+		return -1;
+	return kernel_add_entry(&m->kernel, name, sqlite3_column_int64(st, 1) != 0, (uint64_t)calls,
+				(uint64_t)total, (uint64_t)max);
+}
+
+static int one_kernel_stack(sqlite3_stmt *st, struct model *m)
+{
+	struct kernel_stack k = { 0 };
+	const char *kind = (const char *)sqlite3_column_text(st, 4);
+	int64_t count = col_count(st, 6), total = col_count(st, 7), max = col_count(st, 8);
+
+	k.pid = (uint32_t)sqlite3_column_int64(st, 0);
+	k.comm = (char *)sqlite3_column_text(st, 1);
+	k.entry = (char *)sqlite3_column_text(st, 2);
+	k.driver = sqlite3_column_int64(st, 3) != 0;
+	k.offcpu = kind && !strcmp(kind, "kernel-wait");
+	k.frames = (char *)sqlite3_column_text(st, 5);
+	if (!k.frames || count < 0 || total < 0 || max < 0)
+		return -1;
+	k.count = (uint64_t)count;
+	k.total_ns = (uint64_t)total;
+	k.max_ns = (uint64_t)max;
+	return kernel_add_stack(&m->kernel, &k);
+}
+
+/* a meta value, copied: 0, 1 when absent, -1 out of memory */
+static int meta_text(sqlite3 *db, const char *key, char **out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = 1;
+
+	*out = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key=?", -1, &st, NULL) ==
+	    SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			*out = dup_col(st, 0);
+			rc = *out ? 0 : -1;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* the CPU stacks, kernel stacks and utilization series, with their settings */
 static int import_cpu(sqlite3 *db, struct model *m)
 {
 	int64_t hz = meta_int(db, "cpu_sampling_hz"), util = meta_int(db, "utilization");
+	char *text = NULL;
 	int rc = 0;
 
 	if (hz > 0 && hz <= 1000) {
@@ -719,10 +839,30 @@ static int import_cpu(sqlite3 *db, struct model *m)
 		m->cpu.lost_samples = (uint64_t)meta_int(db, "cpu_lost_samples");
 		m->cpu.lost_stacks = (uint64_t)meta_int(db, "cpu_lost_stacks");
 		rc = read_rows(db,
-			       "SELECT p.pid, s.count, s.frames, s.comm, s.truncated FROM stack s"
-			       " JOIN process p ON p.id = s.process_id ORDER BY s.id",
+			       "SELECT pid, count, frames, comm, truncated FROM stack"
+			       " WHERE kind = 'cpu' ORDER BY id",
 			       m, one_stack);
 		cpu_profile_finish(&m->cpu);
+	}
+	if (!rc && meta_text(db, "kernel_mechanism", &text) == 0) {
+		m->kernel.collected = true;
+		m->kernel.mechanism = text;
+		if (meta_text(db, "kernel_filter", &m->kernel.filter))
+			return -1;
+		m->kernel.lost_entries = (uint64_t)meta_int(db, "kernel_lost_entries");
+		m->kernel.lost_stacks = (uint64_t)meta_int(db, "kernel_lost_stacks");
+		m->kernel.lost_threads = (uint64_t)meta_int(db, "kernel_lost_threads");
+		rc = read_rows(db,
+			       "SELECT name, driver, calls, total_ns, max_ns FROM kernel_entry"
+			       " ORDER BY id",
+			       m, one_kernel_entry);
+		if (!rc)
+			rc = read_rows(
+				db,
+				"SELECT pid, comm, entry, driver, kind, frames, count, total_ns,"
+				" max_ns FROM stack WHERE kind LIKE 'kernel-%' ORDER BY id",
+				m, one_kernel_stack);
+		kernel_profile_finish(&m->kernel);
 	}
 	if (!rc && util & 3) {
 		int64_t uhz = meta_int(db, "utilization_hz"), cpus = meta_int(db, "cpus");
@@ -834,9 +974,12 @@ static const char merge_sql[] =
 	"INSERT INTO main.topstx_mark SELECT NULL, domain, name, count, process_id+$p"
 	" FROM src.topstx_mark;"
 	"INSERT OR IGNORE INTO main.meta SELECT key, value FROM src.meta WHERE key IN"
-	" ('cpu_sampling_hz', 'utilization', 'utilization_hz', 'cpus', 'memory_total');"
-	"INSERT INTO main.stack SELECT NULL, process_id+$p, frames, count, truncated, comm"
-	" FROM src.stack;"
+	" ('cpu_sampling_hz', 'utilization', 'utilization_hz', 'cpus', 'memory_total',"
+	" 'kernel_mechanism', 'kernel_filter');"
+	"INSERT INTO main.stack SELECT NULL, process_id+$p, frames, count, truncated, comm,"
+	" kind, pid, entry, driver, total_ns, max_ns FROM src.stack;"
+	"INSERT INTO main.kernel_entry SELECT NULL, name, driver, calls, total_ns, max_ns,"
+	" process_id+$p FROM src.kernel_entry;"
 	"INSERT INTO main.counter SELECT NULL, name, timestamp, process_id+$p, value"
 	" FROM src.counter;";
 

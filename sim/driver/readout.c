@@ -25,6 +25,11 @@ int gcu_ro_device_count(void)
 	return gcu_driver_device_count();
 }
 
+int gcu_ro_device_path(int device, char *buf, size_t len)
+{
+	return gcu_region_path(gcu_ro_dir(), device, buf, len);
+}
+
 int gcu_ro_open(int device, struct gcu_ro_dev **out, char *err, size_t errlen)
 {
 	struct gcu_ro_dev *d;

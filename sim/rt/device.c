@@ -3,6 +3,8 @@
 #include "internal.h"
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,12 +259,30 @@ uint64_t sim_submit(struct topsStream_st *s, const struct sim_cmd *c)
 	return slot.end;
 }
 
+/* The driver puts the caller to sleep until the modeled end: a futex wait on the device's
+ * shared mapping that nobody wakes, timing out at the end (as a GCU runtime sleeps in its driver
+ * until the device signals completion). */
 void sim_wait(struct sim_device *d, uint64_t ticks)
 {
 	uint64_t ns = gcu_ticks_to_host(d->region.hdr, ticks);
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
 			       .tv_nsec = (long)(ns % 1000000000ull) };
+	uint32_t *word = &d->region.hdr->magic; /* never changes */
+	struct timespec now;
 
-	while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
-		;
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if (now.tv_sec > ts.tv_sec ||
+		    (now.tv_sec == ts.tv_sec && now.tv_nsec >= ts.tv_nsec))
+			return;
+		/* an absolute CLOCK_MONOTONIC deadline; EINTR and spurious wakeups wait again */
+		if (syscall(SYS_futex, word, FUTEX_WAIT_BITSET, *word, &ts, NULL,
+			    FUTEX_BITSET_MATCH_ANY) &&
+		    errno != ETIMEDOUT && errno != EINTR && errno != EAGAIN) {
+			/* no futex (seccomp, say): sleep instead */
+			while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+				;
+			return;
+		}
+	}
 }

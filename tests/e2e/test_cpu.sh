@@ -43,6 +43,18 @@ expect_between "worker total %" "$(cpu_field worker 4)" 40 60
 checks=$((checks + 1))
 ! grep -q "stop short" <<<"$out" || die "stacks reported truncated:"$'\n'"$out"
 
+# the C library is stripped: its local functions are named from its debug file, found by
+# build-id (libc6-dbg, which scripts/install-deps.sh installs)
+libc=$(ldd "$BIN/cpu_hot" | awk '/libc.so.6/ { print $3 }')
+id=$(readelf -n "$libc" | sed -n 's/.*Build ID: *//p')
+if [ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ]; then
+	checks=$((checks + 1))
+	grep -qE '^cpu_hot;[^ ]*start_thread;worker;hot_loop [0-9]+$' "$TMP/cpu.folded" ||
+		die "libc's start_thread not named from its debug file:"$'\n'"$(cat "$TMP/cpu.folded")"
+else
+	echo "note: no debug file for $libc (libc6-dbg): its frames stay [unknown]"
+fi
+
 # the folded file: "comm;outermost;...;leaf count", summing to the samples
 [ -s "$TMP/cpu.folded" ] || die "no folded file"
 bad=$(grep -cvE '^[^;]+(;[^;]+)+ [0-9]+$' "$TMP/cpu.folded")

@@ -137,6 +137,34 @@ static void test_minidebuginfo(void **state)
 	assert_null(t);
 }
 
+static void test_build_id_debug_file(void **state)
+{
+	(void)state;
+	const char *names[] = { "hot_function", "local_helper", "main" };
+	struct symtab *t;
+
+	/* stripped: without its debug file, none of them */
+	setenv("TOPSPROF_DEBUG_DIR", FIX("no-such-dir"), 1);
+	assert_int_equal(symtab_load(FIX("symfix.stripped"), &t), 0);
+	assert_false(t->has_symtab);
+	assert_false(t->has_debugfile);
+	for (int i = 0; i < 3; i++) {
+		uint64_t off, vaddr;
+
+		assert_int_equal(elf_func_offsets(FIX("symfix"), &names[i], 1, &off), 1);
+		assert_true(symtab_offset_to_vaddr(t, off, &vaddr));
+		assert_null(symtab_find(t, vaddr + 1, NULL));
+	}
+	symtab_free(t);
+	/* with it, found by build-id: every name, at the stripped file's addresses */
+	setenv("TOPSPROF_DEBUG_DIR", FIX("debug"), 1);
+	assert_int_equal(symtab_load(FIX("symfix.stripped"), &t), 0);
+	assert_true(t->has_debugfile);
+	symtab_free(t);
+	check_names(FIX("symfix.stripped"), FIX("symfix"), names, names, 3);
+	unsetenv("TOPSPROF_DEBUG_DIR");
+}
+
 static void test_cxx_library(void **state)
 {
 	(void)state;
@@ -447,6 +475,7 @@ int main(void)
 		cmocka_unit_test(test_find_synthetic),
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_minidebuginfo),
+		cmocka_unit_test(test_build_id_debug_file),
 		cmocka_unit_test(test_cxx_library),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_procmaps_parse),

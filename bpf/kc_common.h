@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Kernel callstacks: what bpf/kernel.bpf.c (tracepoints) and bpf/kmd.bpf.c (kprobes, fentry on
+ * the KMD's functions) share. topsprof loads kernel.bpf.c first and hands its maps to kmd.bpf.c,
+ * so both count into the same maps. */
+#ifndef TOPSPROF_KC_COMMON_H
+#define TOPSPROF_KC_COMMON_H
+
+#include "events.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u32 filter = KC_FILTER_CURRENT; /* enum kc_filter */
+const volatile __u32 self_tgid;			 /* topsprof: never followed */
+bool collecting = true;				 /* topsprof start/stop switch it */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u32);
+} tracked_pids SEC(".maps"); /* the process tracker's, shared */
+
+/* per thread: the entry point it is in, and the wait it is in */
+struct kc_thread {
+	__u64 enter_ns;
+	__u64 id;
+	__u32 kind;   /* enum kc_entry_kind */
+	__u32 flags;  /* KC_IN_DRIVER, KC_MATCHED */
+	__u64 off_ns; /* off CPU since; 0: on CPU */
+	struct kc_stack_key wait;
+};
+
+struct {
+	__uint(type,
+	       BPF_MAP_TYPE_LRU_HASH); /* a thread that exits inside a call leaves its entry */
+	__uint(max_entries, 65536);
+	__type(key, __u32); /* tid */
+	__type(value, struct kc_thread);
+} kc_threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct kc_entry_key);
+	__type(value, struct kc_entry_val);
+} kc_entries SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, 16384);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, CPU_STACK_DEPTH * sizeof(__u64));
+} kc_stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, struct kc_stack_key);
+	__type(value, struct kc_stack_val);
+} kc_stack_counts SEC(".maps");
+
+/* the processes whose stacks were taken; the first of each is announced on kc_new, so that
+ * topsprof reads its mappings while it lives */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32);
+	__type(value, __u8);
+} kc_seen SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 64 * 1024);
+} kc_new SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KC_DROP__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} kc_drops SEC(".maps");
+
+static __always_inline void kc_count_drop(__u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(&kc_drops, &which);
+
+	if (n)
+		(*n)++;
+}
+
+static __always_inline bool kc_followed(__u32 tgid)
+{
+	if (!tgid || tgid == self_tgid || !collecting)
+		return false;
+	if (filter == KC_FILTER_CURRENT)
+		return bpf_map_lookup_elem(&tracked_pids, &tgid) != NULL;
+	return true;
+}
+
+static __always_inline void kc_announce(__u32 tgid)
+{
+	__u8 one = 1;
+	__u32 *e;
+
+	if (bpf_map_lookup_elem(&kc_seen, &tgid) ||
+	    bpf_map_update_elem(&kc_seen, &tgid, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(&kc_new, sizeof(*e), 0);
+	if (!e)
+		return; /* topsprof's periodic look at kc_seen still finds it */
+	*e = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
+static __always_inline void kc_add_entry(struct kc_entry_key *k, __u64 d)
+{
+	struct kc_entry_val zero = {}, *v = bpf_map_lookup_elem(&kc_entries, k);
+
+	if (!v) {
+		bpf_map_update_elem(&kc_entries, k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&kc_entries, k);
+		if (!v) {
+			kc_count_drop(KC_DROP_ENTRY);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->calls, 1);
+	__sync_fetch_and_add(&v->total_ns, d);
+	if (d > v->max_ns)
+		v->max_ns = d;
+}
+
+/* count one more of a stack (calls: d is 0 and comes later through kc_add_stack_time) */
+static __always_inline void kc_add_stack(struct kc_stack_key *k, __u64 d)
+{
+	struct kc_stack_val zero = {}, *v = bpf_map_lookup_elem(&kc_stack_counts, k);
+
+	if (!v) {
+		bpf_map_update_elem(&kc_stack_counts, k, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&kc_stack_counts, k);
+		if (!v) {
+			kc_count_drop(KC_DROP_STACK);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	__sync_fetch_and_add(&v->total_ns, d);
+	if (d > v->max_ns)
+		v->max_ns = d;
+}
+
+#endif

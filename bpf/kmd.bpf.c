@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Kernel callstacks at the KMD's own functions (or the functions of the filter), where the kernel
+ * lets BPF attach there: kprobe/kretprobe, or fentry/fexit (one object per function, its target
+ * set before load). Each call counts its kernel and user stacks at entry, and its time at return;
+ * a call of a thread inside a system call marks that call as entering the driver. */
+#include "vmlinux.h"
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "kc_common.h"
+
+struct kmd_call_key {
+	__u32 tid;
+	__u32 reserved;
+	__u64 ip;
+};
+
+struct kmd_call {
+	__u64 enter_ns;
+	struct kc_stack_key stack;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 65536);
+	__type(key, struct kmd_call_key);
+	__type(value, struct kmd_call);
+} kmd_calls SEC(".maps");
+
+static __always_inline void kmd_enter(void *ctx, __u64 ip)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct kmd_call_key k = { .tid = (__u32)pt, .ip = ip };
+	struct kmd_call c = {};
+	struct kc_thread *th;
+	__u32 tid = (__u32)pt;
+
+	if (!kc_followed(pt >> 32))
+		return;
+	th = bpf_map_lookup_elem(&kc_threads, &tid);
+	if (th)
+		th->flags |= KC_IN_DRIVER | KC_MATCHED;
+	c.enter_ns = bpf_ktime_get_ns();
+	c.stack.tgid = pt >> 32;
+	c.stack.kstack = bpf_get_stackid(ctx, &kc_stacks, 0);
+	c.stack.ustack = bpf_get_stackid(ctx, &kc_stacks, BPF_F_USER_STACK);
+	c.stack.kind = KC_ENTRY_KMD;
+	c.stack.id = ip;
+	c.stack.driver = KC_IN_DRIVER;
+	kc_add_stack(&c.stack, 0);
+	if (bpf_map_update_elem(&kmd_calls, &k, &c, BPF_ANY))
+		kc_count_drop(KC_DROP_THREAD);
+	kc_announce(pt >> 32);
+}
+
+static __always_inline void kmd_exit(__u64 ip)
+{
+	__u64 pt = bpf_get_current_pid_tgid();
+	struct kmd_call_key k = { .tid = (__u32)pt, .ip = ip };
+	struct kmd_call *c = bpf_map_lookup_elem(&kmd_calls, &k);
+	struct kc_entry_key e = {};
+	struct kc_stack_val *v;
+	__u64 d;
+
+	if (!c)
+		return;
+	d = bpf_ktime_get_ns() - c->enter_ns;
+	e.tgid = pt >> 32;
+	e.kind = KC_ENTRY_KMD;
+	e.id = ip;
+	e.driver = KC_IN_DRIVER;
+	kc_add_entry(&e, d);
+	/* the call's time, on the stack it was counted with at entry */
+	v = bpf_map_lookup_elem(&kc_stack_counts, &c->stack);
+	if (v) {
+		__sync_fetch_and_add(&v->total_ns, d);
+		if (d > v->max_ns)
+			v->max_ns = d;
+	}
+	bpf_map_delete_elem(&kmd_calls, &k);
+}
+
+SEC("kprobe")
+int kc_kmd_kprobe(struct pt_regs *ctx)
+{
+	kmd_enter(ctx, bpf_get_func_ip(ctx));
+	return 0;
+}
+
+SEC("kretprobe")
+int kc_kmd_kretprobe(struct pt_regs *ctx)
+{
+	kmd_exit(bpf_get_func_ip(ctx));
+	return 0;
+}
+
+SEC("fentry")
+int BPF_PROG(kc_kmd_fentry)
+{
+	kmd_enter(ctx, bpf_get_func_ip(ctx));
+	return 0;
+}
+
+SEC("fexit")
+int BPF_PROG(kc_kmd_fexit)
+{
+	kmd_exit(bpf_get_func_ip(ctx));
+	return 0;
+}

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# Kernel callstacks as a user sees them on this machine's tracepoint path: simpleElemwiseAdd's
+# blocking calls wait in the driver (futex on the device's memory) with their kernel and user
+# stacks; each filter takes what it says (current: the app only; all: other processes too; kmd:
+# only calls into the driver; a function list: only stacks through those functions); --debug says
+# what the kernel offered; the profile file and the vpd carry the section; bad names are refused.
+. "$E2E_DIR/lib.sh"
+BIN=$OUTPUT/sim/bin
+export TOPS_SIM_DRIVER_DIR=$TMP/driver
+unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META LD_LIBRARY_PATH
+
+[ "$(id -u)" = 0 ] || skip "needs root for BPF"
+command -v sqlite3 >/dev/null || die "sqlite3 is missing (scripts/install-deps.sh installs it)"
+
+kernel() { sed -n '/ KERNEL activities:/,/^==[0-9]*==$/p' <<<"$out"; }
+# the stack headers: "N) time off CPU, ... (pid P)"
+stack_pids() { kernel | sed -n 's/.*) .* (pid \([0-9]*\))$/\1/p' | sort -u; }
+app_pid() { sed -n '1s/^==\([0-9]*\)==.*/\1/p' <<<"$out"; }
+# a process that waits on other processes' behalf while the app runs: 'all' must see it
+start_other() {
+	(while :; do sleep 0.02; done) &
+	other=$!
+}
+stop_other() { kill "$other" 2>/dev/null; wait "$other" 2>/dev/null; }
+
+# --- current (the default): the app's system calls and waits, and nothing else -----------------
+run "$TOPSPROF" --kernel-callstack --debug --export-profile "$TMP/k.topsprof" \
+	"$BIN/simpleElemwiseAdd"
+expect_rc 0
+expect_out "KERNEL activities:"
+expect_out "through tracepoints (raw_syscalls, sched_switch); filter current"
+# the three blocking synchronizations that wait (and the final one) sleep in the driver
+line=$(kernel | grep ' futex (driver)$')
+checks=$((checks + 1))
+[ "$(awk '{ print $4 }' <<<"$line")" = 4 ] || die "futex (driver) calls: '$line'"$'\n'"$out"
+expect_out "in futex (driver), simpleElemwiseA (pid $(app_pid))"
+# its stack, innermost first: the kernel's wait, then the runtime call that waited
+top=$(kernel | sed -n '/ 1) /,/ 2) /p')
+for f in schedule futex_wait __x64_sys_futex "topsStreamSynchronize (user)" "main (user)"; do
+	checks=$((checks + 1))
+	grep -qF -- "           $f" <<<"$top" || die "the top stack lacks $f"$'\n'"$top"
+done
+checks=$((checks + 1))
+! grep -q bpf_prog_ <<<"$top" || die "the program's own frames are shown"$'\n'"$top"
+checks=$((checks + 1))
+[ "$(stack_pids)" = "$(app_pid)" ] || die "current shows pids $(stack_pids)"$'\n'"$out"
+# what the kernel offered, probed at start
+expect_err "kernel callstacks: tracepoints sys_enter, sys_exit, sched_switch attached"
+expect_err "kernel callstacks: KMD module enflame: not loaded"
+checks=$((checks + 1))
+grep -qE "kernel callstacks: kprobe/kretprobe programs loaded \(verifier passed\)|fentry/fexit programs loaded" \
+	<<<"$err" || die "neither kprobe nor fentry programs were verified"$'\n'"$err"
+expect_err "kernel callstacks: fentry/fexit programs"
+expect_err "kernel callstacks: driver file $TMP/driver/gcu0"
+live=$out
+
+# the profile file brings the section back as it was
+run "$TOPSPROF" --import-profile "$TMP/k.topsprof"
+expect_rc 0
+checks=$((checks + 1))
+diff <(sed 's/^==[0-9]*==//' <<<"$live" | sed -n '/KERNEL activities:/,/RUNTIME activities:/p') \
+	<(sed 's/^==[0-9]*==//' <<<"$out" | sed -n '/KERNEL activities:/,/RUNTIME activities:/p') ||
+	die "the import's KERNEL activities differ"
+
+# --- all: other processes too ---------------------------------------------------------------------
+start_other
+run "$TOPSPROF" --kernel-callstack --kernel-callstack-filter all \
+	--export-visual-profiler "$TMP/vpd" "$BIN/simpleElemwiseAdd"
+stop_other
+expect_rc 0
+expect_out "; filter all"
+expect_out "in futex (driver), simpleElemwiseA (pid $(app_pid))"
+checks=$((checks + 1))
+[ "$(stack_pids | grep -vcx "$(app_pid)")" -gt 0 ] || die "all shows no other process"$'\n'"$out"
+checks=$((checks + 1))
+! kernel | grep -q ', topsprof (pid ' || die "all shows topsprof's own waits"$'\n'"$out"
+vpd=$(ls "$TMP"/vpd/*.vpd | head -1)
+checks=$((checks + 1))
+[ "$(sqlite3 "$vpd" "SELECT COUNT(*) FROM stack WHERE kind='kernel-wait' AND entry='futex'
+	AND driver=1 AND frames LIKE '%futex_wait%'")" -ge 1 ] || die "no kernel stack rows in $vpd"
+checks=$((checks + 1))
+[ "$(sqlite3 "$vpd" "SELECT COUNT(DISTINCT pid) FROM stack WHERE kind LIKE 'kernel-%'")" -gt 1 ] ||
+	die "the vpd lacks the other processes' stacks"
+run "$TOPSPROF" --import-profile "$vpd"
+expect_rc 0
+expect_out "in futex (driver), simpleElemwiseA"
+
+# --- kmd: only what went through the driver --------------------------------------------------------
+start_other
+run "$TOPSPROF" --kernel-callstack --kernel-callstack-filter kmd "$BIN/simpleElemwiseAdd"
+stop_other
+expect_rc 0
+expect_out "; filter kmd"
+entries=$(kernel | awk '/Time\(%\)/ { on = 1; next } /Top kernel stacks/ { on = 0 } on')
+checks=$((checks + 1))
+[ -n "$entries" ] && ! grep -v '(driver)$' <<<"$entries" | grep -q . ||
+	die "kmd shows calls that did not enter the driver"$'\n'"$out"
+expect_out "futex (driver)"
+checks=$((checks + 1))
+[ "$(stack_pids)" = "$(app_pid)" ] || die "kmd shows pids $(stack_pids)"$'\n'"$out"
+
+# --- a function list: only stacks through them -------------------------------------------------
+run "$TOPSPROF" --kernel-callstack --kernel-callstack-filter futex_wait "$BIN/simpleElemwiseAdd"
+expect_rc 0
+expect_out "; filter futex_wait"
+expect_out "in futex (driver), simpleElemwiseA (pid $(app_pid))"
+nstacks=$(kernel | grep -c ') .* (pid ')
+nthrough=$(kernel | awk '/\) .* \(pid / { n++; s[n] = 0 } /^==[0-9]*==           futex_wait$/ { s[n] = 1 }
+	END { t = 0; for (i = 1; i <= n; i++) t += s[i]; print t }')
+checks=$((checks + 1))
+[ "$nstacks" -ge 1 ] && [ "$nstacks" = "$nthrough" ] ||
+	die "$nthrough of $nstacks stacks go through futex_wait"$'\n'"$out"
+
+# --- bad requests ------------------------------------------------------------------------------
+run "$TOPSPROF" --kernel-callstack --kernel-callstack-filter no_such_function_here \
+	"$BIN/simpleElemwiseAdd"
+expect_rc 1
+expect_err "no kernel function 'no_such_function_here' in /proc/kallsyms"
+expect_lines err 1
+run "$TOPSPROF" --kernel-callstack --kmd-module other --debug "$BIN/simpleElemwiseAdd"
+expect_rc 0
+expect_err "kernel callstacks: KMD module other: not loaded"
+run "$TOPSPROF" --kernel-callstack-filter all "$BIN/simpleElemwiseAdd"
+expect_rc 0
+expect_err "--kernel-callstack-filter has no effect without --kernel-callstack"
+checks=$((checks + 1))
+! grep -q "KERNEL activities:" <<<"$out" || die "KERNEL activities without --kernel-callstack"
+done_ok
