@@ -209,6 +209,10 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 		p->last_ns = 0;
 	}
 	pt.cpu = dt > 0 && ns >= p->last_ns ? 100.0 * (double)(ns - p->last_ns) / dt : 0;
+	/* the kernel brings a running thread's time up to date at its ticks: one period may get
+	 * some of the next one's, never more than every CPU could give */
+	if (pt.cpu > 100.0 * s->u->ncpus)
+		pt.cpu = 100.0 * s->u->ncpus;
 	p->last_ns = ns;
 	ser = util_series_get(s->u, p->pid, NULL);
 	if (!ser)

@@ -5,7 +5,8 @@
 # topsprof in statistics and trace mode; on the plain runtime and the -fcf-protection one
 # (functions begin with endbr64), where probing the first byte costs a single-step. All in one
 # run, as ratios against the bare pair; the median of 5 runs for each. Then the highest call rate
-# traced with no lost event at the default buffer size. Prints a Markdown table.
+# traced with no lost event at the default buffer size. Prints a Markdown table. Then the costs
+# of CPU sampling, utilization sampling and kernel callstacks, each against a run without.
 set -euo pipefail
 OUT=${1:-build}
 BIN=$OUT/sim/bin
@@ -74,19 +75,75 @@ cpu_total_ms() { # command...: the CPU ms of the command and its children, with 
 	awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v a="$t0" -v b="$t1" \
 		'BEGIN { printf "%.0f %.0f\n", c * 1000 / hz, (b - a) * 1000 }'
 }
-# off and on alternate, so that a drift in the machine's speed falls on both alike
-off_runs="" on_runs=""
-for _ in 1 2 3 4 5; do
-	off_runs+=$(cpu_total_ms "$TOPSPROF" --quiet "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
-	on_runs+=$(cpu_total_ms "$TOPSPROF" --quiet --cpu-profiling-callstack "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
-done
-read -r off_cpu off_wall < <(grep . <<<"$off_runs" | sort -g | sed -n 3p)
-read -r on_cpu on_wall < <(grep . <<<"$on_runs" | sort -g | sed -n 3p)
+# off and on alternate, so that a drift in the machine's speed falls on both alike; prints
+# "off_cpu off_wall on_cpu on_wall" (medians)
+compare() { # options...: cpu_hot under topsprof without and with the options
+	local off_runs="" on_runs="" off on
+	for _ in 1 2 3 4 5; do
+		off_runs+=$(cpu_total_ms "$TOPSPROF" --quiet "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
+		on_runs+=$(cpu_total_ms "$TOPSPROF" --quiet "$@" "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
+	done
+	off=$(grep . <<<"$off_runs" | sort -g | sed -n 3p)
+	on=$(grep . <<<"$on_runs" | sort -g | sed -n 3p)
+	echo "$off $on"
+}
+share() { awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { printf "%.2f", (a - b) * 100 / w }'; }
+read -r off_cpu off_wall on_cpu on_wall < <(compare --cpu-profiling-callstack)
 echo
 echo "CPU call stacks at 100 Hz, a busy 2-thread app ($ROUNDS rounds): ${off_cpu} ms of CPU" \
 	"without sampling, ${on_cpu} ms with ($(ratio "$on_cpu" "$off_cpu")x); the difference is" \
-	"$(awk -v a="$on_cpu" -v b="$off_cpu" -v w="$on_wall" 'BEGIN { printf "%.2f", (a - b) * 100 / w }')% of one core" \
-	"over the ${on_wall} ms run."
+	"$(share "$on_cpu" "$off_cpu" "$on_wall")% of one core over the ${on_wall} ms run."
+# utilization sampling costs topsprof's own time only (it reads /proc): measured on an idle app
+# (sleep 2), where nothing else moves the CPU time, without and with it at 100 Hz
+idle_runs() { # options...: "cpu wall" medians of topsprof watching sleep 2
+	for _ in 1 2 3 4 5; do
+		cpu_total_ms "$TOPSPROF" --quiet --runtime-lib "$OUT/sim/lib/libtopsrt.so.1" "$@" \
+			sleep 2
+	done | sort -g | sed -n 3p
+}
+read -r off_cpu off_wall < <(idle_runs)
+read -r on_cpu on_wall < <(idle_runs --cpu-utilization --memory-utilization)
+echo "CPU and memory utilization at 100 Hz, topsprof watching an idle app for 2 s: ${off_cpu} ms" \
+	"of CPU without, ${on_cpu} ms with: $(share "$on_cpu" "$off_cpu" "$on_wall")% of one core."
+
+# kernel callstacks: what each system call pays, from the wall time of dd's one-byte reads and
+# writes (2 x DD_N calls), without topsprof, and under a topsprof whose tracepoints follow dd
+# (filter all, system-wide) or do not (filter current, attached to a sleeping process); the
+# median of 5 each
+DD_N=${BENCH_DD_CALLS:-200000}
+dd_ms() {
+	local t0=$EPOCHREALTIME
+	dd if=/dev/zero of=/dev/null bs=1 count="$DD_N" 2>/dev/null
+	awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f\n", (b - a) * 1000 }'
+}
+dd_median() { for _ in 1 2 3 4 5; do dd_ms; done | sort -g | sed -n 3p; }
+dd_under() { # topsprof options...: dd's median wall ms while that topsprof collects
+	local log pid med
+	log=$(mktemp)
+	"$TOPSPROF" --quiet --debug --runtime-lib "$OUT/sim/lib/libtopsrt.so.1" --duration 120 \
+		--kernel-callstack "$@" 2>"$log" &
+	pid=$!
+	until grep -q "kernel callstacks: tracepoints .* attached" "$log"; do
+		kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; return 1; }
+		sleep 0.1
+	done
+	med=$(dd_median)
+	kill -INT "$pid"
+	wait "$pid" || true
+	rm -f "$log"
+	echo "$med"
+}
+sleep 600 &
+sleeper=$!
+base=$(dd_median)
+followed=$(dd_under --system-wide --kernel-callstack-filter all)
+unfollowed=$(dd_under --attach-pid "$sleeper")
+kill "$sleeper"
+per_call() { awk -v a="$1" -v b="$base" -v n="$DD_N" 'BEGIN { printf "%.0f", (a - b) * 1e6 / (2 * n) }'; }
+echo "Kernel callstacks, the tracepoint path: dd's $((2 * DD_N)) one-byte system calls take" \
+	"${base} ms alone, ${followed} ms followed ($(ratio "$followed" "$base")x, $(per_call "$followed") ns" \
+	"a call) and ${unfollowed} ms when topsprof follows other processes" \
+	"($(ratio "$unfollowed" "$base")x, $(per_call "$unfollowed") ns a call)."
 # the sampling program's own cost, from the kernel's BPF run-time statistics
 stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo none)
 if [ "$stats_was" = none ]; then
