@@ -6,6 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "announce.h"
 #include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -34,8 +35,7 @@ struct {
 	__type(value, __u64);
 } cpu_counts SEC(".maps");
 
-/* the processes sampled so far; the first sample of each is announced on cpu_new, so that
- * topsprof reads its mappings at once (a short-lived process is gone soon) */
+/* the processes sampled so far; the first sample of each is announced on cpu_new */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -63,21 +63,6 @@ static __always_inline void count_drop(__u32 which)
 		(*n)++;
 }
 
-static __always_inline void announce(__u32 tgid)
-{
-	__u8 one = 1;
-	__u32 *e;
-
-	if (bpf_map_lookup_elem(&cpu_seen, &tgid) ||
-	    bpf_map_update_elem(&cpu_seen, &tgid, &one, BPF_NOEXIST))
-		return;
-	e = bpf_ringbuf_reserve(&cpu_new, sizeof(*e), 0);
-	if (!e)
-		return; /* topsprof's periodic look at the counts still finds it */
-	*e = tgid;
-	bpf_ringbuf_submit(e, 0);
-}
-
 SEC("perf_event")
 int cpu_sample(struct bpf_perf_event_data *ctx)
 {
@@ -89,7 +74,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 		return 0;
 	if (filter_pids && !bpf_map_lookup_elem(&tracked_pids, &key.tgid))
 		return 0;
-	announce(key.tgid);
+	announce_process(&cpu_seen, &cpu_new, key.tgid);
 	key.ustack = bpf_get_stackid(ctx, &cpu_stacks, BPF_F_USER_STACK);
 	key.kstack = bpf_get_stackid(ctx, &cpu_stacks, 0);
 	/* a negative id stays in the key: -EFAULT, no frames on that side; else the stack was lost

@@ -5,6 +5,7 @@
 #ifndef TOPSPROF_KC_COMMON_H
 #define TOPSPROF_KC_COMMON_H
 
+#include "announce.h"
 #include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -42,7 +43,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, struct kc_entry_key);
-	__type(value, struct kc_entry_val);
+	__type(value, struct kc_totals);
 } kc_entries SEC(".maps");
 
 struct {
@@ -56,7 +57,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 32768);
 	__type(key, struct kc_stack_key);
-	__type(value, struct kc_stack_val);
+	__type(value, struct kc_totals);
 } kc_stack_counts SEC(".maps");
 
 /* the processes whose stacks were taken; the first of each is announced on kc_new, so that
@@ -99,47 +100,20 @@ static __always_inline bool kc_followed(__u32 tgid)
 
 static __always_inline void kc_announce(__u32 tgid)
 {
-	__u8 one = 1;
-	__u32 *e;
-
-	if (bpf_map_lookup_elem(&kc_seen, &tgid) ||
-	    bpf_map_update_elem(&kc_seen, &tgid, &one, BPF_NOEXIST))
-		return;
-	e = bpf_ringbuf_reserve(&kc_new, sizeof(*e), 0);
-	if (!e)
-		return; /* topsprof's periodic look at kc_seen still finds it */
-	*e = tgid;
-	bpf_ringbuf_submit(e, 0);
+	announce_process(&kc_seen, &kc_new, tgid);
 }
 
-static __always_inline void kc_add_entry(struct kc_entry_key *k, __u64 d)
+/* one more call or wait of d ns under key in map (kc_entries or kc_stack_counts; a KMD call's
+ * time comes at its return, d 0 at its entry) */
+static __always_inline void kc_add(void *map, const void *key, __u64 d, __u32 drop)
 {
-	struct kc_entry_val zero = {}, *v = bpf_map_lookup_elem(&kc_entries, k);
+	struct kc_totals zero = {}, *v = bpf_map_lookup_elem(map, key);
 
 	if (!v) {
-		bpf_map_update_elem(&kc_entries, k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&kc_entries, k);
+		bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(map, key);
 		if (!v) {
-			kc_count_drop(KC_DROP_ENTRY);
-			return;
-		}
-	}
-	__sync_fetch_and_add(&v->calls, 1);
-	__sync_fetch_and_add(&v->total_ns, d);
-	if (d > v->max_ns)
-		v->max_ns = d;
-}
-
-/* count one more of a stack (calls: d is 0 and comes later through kc_add_stack_time) */
-static __always_inline void kc_add_stack(struct kc_stack_key *k, __u64 d)
-{
-	struct kc_stack_val zero = {}, *v = bpf_map_lookup_elem(&kc_stack_counts, k);
-
-	if (!v) {
-		bpf_map_update_elem(&kc_stack_counts, k, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&kc_stack_counts, k);
-		if (!v) {
-			kc_count_drop(KC_DROP_STACK);
+			kc_count_drop(drop);
 			return;
 		}
 	}
@@ -147,6 +121,16 @@ static __always_inline void kc_add_stack(struct kc_stack_key *k, __u64 d)
 	__sync_fetch_and_add(&v->total_ns, d);
 	if (d > v->max_ns)
 		v->max_ns = d;
+}
+
+static __always_inline void kc_add_entry(struct kc_entry_key *k, __u64 d)
+{
+	kc_add(&kc_entries, k, d, KC_DROP_ENTRY);
+}
+
+static __always_inline void kc_add_stack(struct kc_stack_key *k, __u64 d)
+{
+	kc_add(&kc_stack_counts, k, d, KC_DROP_STACK);
 }
 
 #endif

@@ -60,7 +60,7 @@ static __always_inline void kmd_exit(__u64 ip)
 	struct kmd_call_key k = { .tid = (__u32)pt, .ip = ip };
 	struct kmd_call *c = bpf_map_lookup_elem(&kmd_calls, &k);
 	struct kc_entry_key e = {};
-	struct kc_stack_val *v;
+	struct kc_totals *v;
 	__u64 d;
 
 	if (!c)

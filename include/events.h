@@ -160,8 +160,9 @@ struct kc_entry_key {
 	__u32 reserved;
 };
 
-struct kc_entry_val {
-	__u64 calls, total_ns, max_ns;
+/* what a kc_entries or kc_stack_counts key has counted: calls or waits, and their time */
+struct kc_totals {
+	__u64 count, total_ns, max_ns;
 };
 
 struct kc_stack_key {
@@ -172,10 +173,6 @@ struct kc_stack_key {
 	__u64 id;
 	__u32 driver;
 	__u32 offcpu; /* 1: time off CPU (a wait); 0: at the entry of a KMD function */
-};
-
-struct kc_stack_val {
-	__u64 count, total_ns, max_ns;
 };
 
 /* kc_drops indices */

@@ -455,18 +455,18 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 	p->mechanism = strdup(k->mechanism);
 	proc_watch_poll(&k->procs, true);
 	while (!err && !bpf_map_get_next_key(entries, eprev, &ek)) {
-		struct kc_entry_val v;
+		struct kc_totals v;
 
 		eprev = &ek;
 		if (!bpf_map_lookup_elem(entries, &ek, &v))
 			err = kernel_add_entry(p, entry_name(k, ek.kind, ek.id, buf, sizeof(buf)),
-					       ek.driver != 0, v.calls, v.total_ns, v.max_ns);
+					       ek.driver != 0, v.count, v.total_ns, v.max_ns);
 	}
 	symbolizer_init(&sym, NULL);
 	while (!err && !bpf_map_get_next_key(counts, sprev, &sk)) {
 		const struct cached_proc *proc = proccache_find(&k->procs.cache, sk.tgid);
 		struct kernel_stack s = { 0 };
-		struct kc_stack_val v;
+		struct kc_totals v;
 		bool complete;
 
 		sprev = &sk;

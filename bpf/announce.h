@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The first stack taken of a process, announced: seen (a hash, u32 tgid -> u8) keeps every
+ * process once, ring (a ring buffer) carries the new one's tgid to topsprof, which reads the
+ * process's mappings at once (a short-lived process is gone soon). A full ring loses nothing:
+ * topsprof walks seen now and then. */
+#ifndef TOPSPROF_ANNOUNCE_H
+#define TOPSPROF_ANNOUNCE_H
+
+static __always_inline void announce_process(void *seen, void *ring, __u32 tgid)
+{
+	__u8 one = 1;
+	__u32 *e;
+
+	if (bpf_map_lookup_elem(seen, &tgid) || bpf_map_update_elem(seen, &tgid, &one, BPF_NOEXIST))
+		return;
+	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+	if (!e)
+		return;
+	*e = tgid;
+	bpf_ringbuf_submit(e, 0);
+}
+
+#endif
