@@ -9,6 +9,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "common.h"
 #include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -90,10 +91,7 @@ static __always_inline __u64 wakeup_flag(void)
 
 static __always_inline void count_drop(__u32 which)
 {
-	__u64 *n = bpf_map_lookup_elem(&api_drops, &which);
-
-	if (n)
-		(*n)++;
+	count_in(&api_drops, which);
 }
 
 struct str_ctx {

@@ -6,7 +6,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-#include "announce.h"
+#include "common.h"
 #include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -57,10 +57,7 @@ struct {
 
 static __always_inline void count_drop(__u32 which)
 {
-	__u64 *n = bpf_map_lookup_elem(&cpu_drops, &which);
-
-	if (n)
-		(*n)++;
+	count_in(&cpu_drops, which);
 }
 
 SEC("perf_event")

@@ -5,7 +5,7 @@
 #ifndef TOPSPROF_KC_COMMON_H
 #define TOPSPROF_KC_COMMON_H
 
-#include "announce.h"
+#include "common.h"
 #include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -83,10 +83,7 @@ struct {
 
 static __always_inline void kc_count_drop(__u32 which)
 {
-	__u64 *n = bpf_map_lookup_elem(&kc_drops, &which);
-
-	if (n)
-		(*n)++;
+	count_in(&kc_drops, which);
 }
 
 static __always_inline bool kc_followed(__u32 tgid)

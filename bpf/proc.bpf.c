@@ -7,6 +7,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "common.h"
 #include "events.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -36,10 +37,7 @@ struct {
 
 static __always_inline void count_drop(__u32 which)
 {
-	__u64 *n = bpf_map_lookup_elem(&proc_drops, &which);
-
-	if (n)
-		(*n)++;
+	count_in(&proc_drops, which);
 }
 
 static __always_inline bool is_tracked(__u32 tgid)

@@ -1,11 +1,21 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* Helpers every BPF object of topsprof uses. */
+#ifndef TOPSPROF_BPF_COMMON_H
+#define TOPSPROF_BPF_COMMON_H
+
+/* one more of a loss: index which of a per-CPU array of __u64 counters */
+static __always_inline void count_in(void *drops, __u32 which)
+{
+	__u64 *n = bpf_map_lookup_elem(drops, &which);
+
+	if (n)
+		(*n)++;
+}
+
 /* The first stack taken of a process, announced: seen (a hash, u32 tgid -> u8) keeps every
  * process once, ring (a ring buffer) carries the new one's tgid to topsprof, which reads the
  * process's mappings at once (a short-lived process is gone soon). A full ring loses nothing:
  * topsprof walks seen now and then. */
-#ifndef TOPSPROF_ANNOUNCE_H
-#define TOPSPROF_ANNOUNCE_H
-
 static __always_inline void announce_process(void *seen, void *ring, __u32 tgid)
 {
 	__u8 one = 1;
