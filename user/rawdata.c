@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "rawdata.h"
 #include "outfile.h"
+#include "store.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -21,10 +22,12 @@ enum raw_type {
 	RAW_STAT = 7,	/* u32 pid, struct api_stat, function name */
 	RAW_LOSSES = 8, /* u64 x6: calls, strings, depth, stats, proc events, pids */
 	RAW_END = 9,
+	RAW_SAMPLES = 10, /* version 2: a piece of the samplers' sections (store_encode_samples) */
 };
 
-#define MAX_RECORD (1u << 20)
-#define NAME_LEN   1023 /* a kernel name, at most */
+#define MAX_RECORD  (1u << 20)
+#define MAX_SAMPLES (1u << 30) /* the samplers' sections, all pieces together, at most */
+#define NAME_LEN    1023       /* a kernel name, at most */
 
 struct raw_writer {
 	struct outfile o;
@@ -90,6 +93,22 @@ void raw_note(struct raw_writer *w, const char *key, const char *value)
 		put(w, RAW_NOTE, key, strlen(key) + 1, value, strlen(value));
 }
 
+/* what the samplers collected, in pieces of a record's size at most */
+static void put_samples(struct raw_writer *w, const struct model *m)
+{
+	unsigned char *p;
+	size_t len;
+
+	if (store_encode_samples(m, &p, &len)) {
+		w->failed = true;
+		return;
+	}
+	for (size_t off = 0; off < len; off += MAX_RECORD)
+		put(w, RAW_SAMPLES, p + off, len - off < MAX_RECORD ? len - off : MAX_RECORD, NULL,
+		    0);
+	free(p);
+}
+
 int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_settings *s, char *err,
 	       size_t errlen)
 {
@@ -147,6 +166,7 @@ int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_set
 		put(w, RAW_STAT, b, sizeof(b), api_table[f].name, strlen(api_table[f].name));
 	}
 	put(w, RAW_LOSSES, losses, sizeof(losses), NULL, 0);
+	put_samples(w, m);
 	put(w, RAW_END, NULL, 0, NULL, 0);
 	if (gzclose(w->gz) != Z_OK)
 		w->failed = true;
@@ -352,8 +372,9 @@ static int record(uint32_t type, const unsigned char *p, uint32_t len, struct mo
 int raw_import(const char *path, struct model *m, struct raw_settings *s, char *err, size_t errlen)
 {
 	gzFile gz = gzopen(path, "rb");
-	unsigned char *buf = malloc(MAX_RECORD);
-	uint32_t hdr[2];
+	unsigned char *buf = malloc(MAX_RECORD), *samples = NULL;
+	size_t nsamples = 0;
+	uint32_t hdr[2], version = 0;
 	bool started = false, ended = false;
 	int rc = -1, n;
 
@@ -376,7 +397,8 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 				goto out;
 			}
 			memcpy(&v, buf + 8, 4);
-			if (v != RAW_VERSION) {
+			version = v;
+			if (v < 1 || v > RAW_VERSION) {
 				snprintf(err, errlen, "raw data version %u, this topsprof reads %d",
 					 v, RAW_VERSION);
 				goto out;
@@ -387,6 +409,21 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 		if (hdr[0] == RAW_END) {
 			ended = true;
 			break;
+		}
+		if (hdr[0] == RAW_SAMPLES && version >= 2) {
+			unsigned char *more = nsamples + hdr[1] <= MAX_SAMPLES
+						      ? realloc(samples, nsamples + hdr[1] + 1)
+						      : NULL;
+
+			if (!more) {
+				snprintf(err, errlen,
+					 "corrupt: the sampled sections are too large");
+				goto out;
+			}
+			samples = more;
+			memcpy(samples + nsamples, buf, hdr[1]);
+			nsamples += hdr[1];
+			continue;
 		}
 		if (record(hdr[0], buf, hdr[1], m, s)) {
 			snprintf(err, errlen, "corrupt: a bad record of type %u", hdr[0]);
@@ -413,10 +450,19 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 							: "truncated");
 		goto out;
 	}
+	if (nsamples) {
+		char why[256];
+
+		if (store_decode_samples(samples, nsamples, m, why, sizeof(why))) {
+			snprintf(err, errlen, "the sampled sections: %s", why);
+			goto out;
+		}
+	}
 	rc = 0;
 out:
 	if (gz)
 		gzclose(gz);
 	free(buf);
+	free(samples);
 	return rc;
 }

@@ -17,7 +17,7 @@
 
 #include "model.h"
 
-#define RAW_VERSION 1
+#define RAW_VERSION 2 /* 2: the samplers' sections; 1 is still read */
 
 struct raw_writer;
 

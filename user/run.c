@@ -686,8 +686,13 @@ static void write_exports(const struct cli *cli, const struct model *m,
 		export_file("export-chrome-trace", o->chrome, force, write_chrome, m);
 	if (o->profile[0])
 		export_file("export-profile", o->profile, force, write_profile, m);
-	if (o->folded[0])
+	if (o->folded[0] && !m->cpu.sampled) {
+		/* an imported profile recorded without --cpu-profiling-callstack */
+		pr_error("--export-folded: the profile has no CPU call stacks");
+		export_errors++;
+	} else if (o->folded[0]) {
 		export_file("export-folded", o->folded, force, write_folded, m);
+	}
 	if (o->vpd_dir[0]) {
 		char host[256], cmd[4096] = "", err[PATH_MAX + 256];
 		struct vpd_identity id = { host, vpd_rank(), cmd };
@@ -724,10 +729,9 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 	char err[PATH_MAX + 256];
 
 	memset(o, 0, sizeof(*o));
-	if (cli->given[OPT_EXPORT_FOLDED] && !cli->given[OPT_CPU_PROFILING_CALLSTACK]) {
-		pr_error(
-			"--export-folded: needs --cpu-profiling-callstack (imported profiles carry "
-			"no CPU call stacks)");
+	if (cli->given[OPT_EXPORT_FOLDED] && !cli->given[OPT_CPU_PROFILING_CALLSTACK] &&
+	    !cli->given[OPT_IMPORT_PROFILE] && !cli->given[OPT_IMPORT_RAWDATA]) {
+		pr_error("--export-folded: needs --cpu-profiling-callstack");
 		return 1;
 	}
 	/* --debug-dump: the raw state of the run, in the current directory, for a bug report */

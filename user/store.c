@@ -216,6 +216,17 @@ static void encode_kernel(struct wbuf *b, const struct kernel_profile *p)
 	end(b, s);
 }
 
+/* what the samplers collected: CPU stacks, utilization, kernel callstacks */
+static void encode_samples(struct wbuf *b, const struct model *m)
+{
+	if (m->cpu.sampled)
+		encode_cpu(b, &m->cpu);
+	if (m->util.cpu || m->util.mem)
+		encode_util(b, &m->util);
+	if (m->kernel.collected)
+		encode_kernel(b, &m->kernel);
+}
+
 static void encode(struct wbuf *b, const struct model *m)
 {
 	uint64_t ps;
@@ -344,12 +355,7 @@ static void encode(struct wbuf *b, const struct model *m)
 	}
 	end(b, s);
 
-	if (m->cpu.sampled)
-		encode_cpu(b, &m->cpu);
-	if (m->util.cpu || m->util.mem)
-		encode_util(b, &m->util);
-	if (m->kernel.collected)
-		encode_kernel(b, &m->kernel);
+	encode_samples(b, m);
 }
 
 int store_write_profile(FILE *f, const struct model *m)
@@ -852,8 +858,8 @@ static const struct {
 	{ SEC_KERN, "KERN", decode_kernel },
 };
 
-int store_decode_payload(const unsigned char *p, size_t n, struct model *m, char *err,
-			 size_t errlen)
+static int decode_sections(const unsigned char *p, size_t n, struct model *m, bool need_meta,
+			   char *err, size_t errlen)
 {
 	struct rbuf r = { p, n, 0, false };
 	bool meta = false;
@@ -884,11 +890,37 @@ int store_decode_payload(const unsigned char *p, size_t n, struct model *m, char
 		}
 		r.off += (size_t)len; /* sections of newer minor versions are skipped */
 	}
-	if (!meta) {
+	if (need_meta && !meta) {
 		snprintf(err, errlen, "corrupt: no META section");
 		return -1;
 	}
 	return 0;
+}
+
+int store_decode_payload(const unsigned char *p, size_t n, struct model *m, char *err,
+			 size_t errlen)
+{
+	return decode_sections(p, n, m, true, err, errlen);
+}
+
+int store_encode_samples(const struct model *m, unsigned char **out, size_t *len)
+{
+	struct wbuf b = { 0 };
+
+	encode_samples(&b, m);
+	if (b.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	*out = b.p;
+	*len = b.n;
+	return 0;
+}
+
+int store_decode_samples(const unsigned char *p, size_t n, struct model *m, char *err,
+			 size_t errlen)
+{
+	return decode_sections(p, n, m, false, err, errlen);
 }
 
 int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,

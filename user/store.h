@@ -35,4 +35,11 @@ int store_parse_profile(const unsigned char *data, size_t len, struct model *m, 
 int store_decode_payload(const unsigned char *data, size_t len, struct model *m, char *err,
 			 size_t errlen);
 
+/* the sections of what the samplers collected (CPU stacks, utilization, kernel callstacks), for
+ * the raw data to carry: malloc'd into *out; 0 or -ENOMEM. Decoding adds them to m: 0, or -1
+ * with the reason in err */
+int store_encode_samples(const struct model *m, unsigned char **out, size_t *len);
+int store_decode_samples(const unsigned char *p, size_t n, struct model *m, char *err,
+			 size_t errlen);
+
 #endif

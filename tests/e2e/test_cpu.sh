@@ -82,6 +82,27 @@ expect_rc 0
 expect_out "samples at 10 Hz"
 expect_between "samples at 10 Hz" "$(samples)" 12 24
 
+# the stacks travel in the profile file and the raw data: a folded file from either import is the
+# live one
+run "$TOPSPROF" --cpu-profiling-callstack --export-folded "$TMP/live.folded" \
+	--export-profile "$TMP/cpu.topsprof" --export-rawdata "$TMP/cpu.raw" "$BIN/cpu_hot" 200
+expect_rc 0
+for imp in "--import-profile $TMP/cpu.topsprof" "--import-rawdata $TMP/cpu.raw"; do
+	rm -f "$TMP/imported.folded"
+	run "$TOPSPROF" $imp --export-folded "$TMP/imported.folded"
+	expect_rc 0
+	checks=$((checks + 1))
+	cmp -s "$TMP/live.folded" "$TMP/imported.folded" || die "$imp: the folded stacks differ"
+done
+# an imported profile without stacks: said, and nothing written
+run "$TOPSPROF" --export-profile "$TMP/nostacks.topsprof" "$BIN/cpu_hot" 10
+expect_rc 0
+run "$TOPSPROF" --import-profile "$TMP/nostacks.topsprof" --export-folded "$TMP/nostacks.folded"
+expect_rc 1
+expect_err "--export-folded: the profile has no CPU call stacks"
+checks=$((checks + 1))
+[ ! -e "$TMP/nostacks.folded" ] || die "a folded file without stacks"
+
 # --- kernel frames, and a short-lived app: its mappings are read on its first sample ----------
 run "$TOPSPROF" --cpu-profiling-callstack --export-folded "$TMP/stress.folded" \
 	"$BIN/stress" -n 3000 -t 2

@@ -26,7 +26,7 @@ stop_other() { kill "$other" 2>/dev/null; wait "$other" 2>/dev/null; }
 
 # --- current (the default): the app's system calls and waits, and nothing else -----------------
 run "$TOPSPROF" --kernel-callstack --debug --export-profile "$TMP/k.topsprof" \
-	"$BIN/simpleElemwiseAdd"
+	--export-rawdata "$TMP/k.raw" "$BIN/simpleElemwiseAdd"
 expect_rc 0
 expect_out "KERNEL activities:"
 expect_out "through tracepoints (raw_syscalls, sched_switch); filter current"
@@ -55,13 +55,15 @@ expect_err "kernel callstacks: fentry/fexit programs"
 expect_err "kernel callstacks: driver file $TMP/driver/gcu0"
 live=$out
 
-# the profile file brings the section back as it was
-run "$TOPSPROF" --import-profile "$TMP/k.topsprof"
-expect_rc 0
-checks=$((checks + 1))
-diff <(sed 's/^==[0-9]*==//' <<<"$live" | sed -n '/KERNEL activities:/,/RUNTIME activities:/p') \
-	<(sed 's/^==[0-9]*==//' <<<"$out" | sed -n '/KERNEL activities:/,/RUNTIME activities:/p') ||
-	die "the import's KERNEL activities differ"
+# the profile file and the raw data bring the section back as it was
+for imp in "--import-profile $TMP/k.topsprof" "--import-rawdata $TMP/k.raw"; do
+	run "$TOPSPROF" $imp
+	expect_rc 0
+	checks=$((checks + 1))
+	diff <(sed 's/^==[0-9]*==//' <<<"$live" | sed -n '/KERNEL activities:/,/RUNTIME activities:/p') \
+		<(sed 's/^==[0-9]*==//' <<<"$out" | sed -n '/KERNEL activities:/,/RUNTIME activities:/p') ||
+		die "$imp: KERNEL activities differ"
+done
 
 # --- all: other processes too ---------------------------------------------------------------------
 start_other

@@ -31,6 +31,7 @@ ncpus=$(nproc)
 # --- two threads busy for 1 s, sampled at 20 Hz ------------------------------------------------
 run "$TOPSPROF" --cpu-utilization --memory-utilization --utilization-frequency 20 \
 	--export-chrome-trace "$TMP/trace.json" --export-profile "$TMP/run.topsprof" \
+	--export-rawdata "$TMP/run.raw" \
 	"$BIN/cpu_hot" 1000
 expect_rc 0
 expect_out "CPU utilization:"
@@ -72,13 +73,15 @@ assert max(b - a for a, b in zip(ts, ts[1:])) < 150000
 PY
 checks=$((checks + 1))
 
-# an import of the profile prints the same summary
-run "$TOPSPROF" --import-profile "$TMP/run.topsprof"
-expect_rc 0
-checks=$((checks + 1))
-diff <(sed -n '/CPU utilization:/,/RUNTIME activities:/p' <<<"$live" | sed 's/^==[0-9]*==//') \
-	<(sed -n '/CPU utilization:/,/RUNTIME activities:/p' <<<"$out" | sed 's/^==[0-9]*==//') ||
-	die "the import's utilization differs"
+# an import of the profile, or of the raw data, prints the same summary
+for imp in "--import-profile $TMP/run.topsprof" "--import-rawdata $TMP/run.raw"; do
+	run "$TOPSPROF" $imp
+	expect_rc 0
+	checks=$((checks + 1))
+	diff <(sed -n '/CPU utilization:/,/RUNTIME activities:/p' <<<"$live" | sed 's/^==[0-9]*==//') \
+		<(sed -n '/CPU utilization:/,/RUNTIME activities:/p' <<<"$out" | sed 's/^==[0-9]*==//') ||
+		die "$imp: the utilization differs"
+done
 
 # --- 10 Hz, memory only, into a vpd: counter rows that cover the run ----------------------------
 run "$TOPSPROF" --memory-utilization --utilization-frequency 10 \
