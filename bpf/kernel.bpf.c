@@ -129,7 +129,8 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 	__u32 tid = (__u32)pt;
 	struct kc_thread th = {};
 
-	if (!kc_followed(pt >> 32))
+	/* x86-64 uretprobe (Linux 6.11+): topsprof's own return probes, not the application */
+	if (id == 335 || !kc_followed(pt >> 32))
 		return 0;
 	th.flags = enters_driver(regs, id) ? KC_IN_DRIVER : 0;
 	if (filter == KC_FILTER_KMD && !th.flags)
@@ -153,7 +154,6 @@ int BPF_PROG(kc_sys_exit, struct pt_regs *regs, long ret)
 	if (!th || th->kind != KC_ENTRY_SYSCALL)
 		return 0;
 	if (collecting && (filter != KC_FILTER_FUNCS || (th->flags & KC_MATCHED))) {
-		k.tgid = pt >> 32;
 		k.kind = KC_ENTRY_SYSCALL;
 		k.id = th->id;
 		k.driver = th->flags & KC_IN_DRIVER;
@@ -197,9 +197,10 @@ int BPF_PROG(kc_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u32 tid = next->pid, tgid = pt >> 32;
 	struct kc_thread *th = bpf_map_lookup_elem(&kc_threads, &tid), fresh = {};
 
-	/* the thread coming back: the wait it ends */
+	/* the thread coming back: the wait it ends (not counted when collection stopped meanwhile) */
 	if (th && th->off_ns) {
-		kc_add_stack(&th->wait, now - th->off_ns);
+		if (collecting)
+			kc_add_stack(&th->wait, now - th->off_ns);
 		th->off_ns = 0;
 		if (th->kind == KC_ENTRY_NONE)
 			bpf_map_delete_elem(&kc_threads, &tid);

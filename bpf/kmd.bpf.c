@@ -34,20 +34,22 @@ static __always_inline void kmd_enter(void *ctx, __u64 ip)
 	struct kmd_call_key k = { .tid = (__u32)pt, .ip = ip };
 	struct kmd_call c = {};
 	struct kc_thread *th;
-	__u32 tid = (__u32)pt;
+	__u32 tid = (__u32)pt, driver;
 
 	if (!kc_followed(pt >> 32))
 		return;
+	/* the KMD's functions: the call is in the driver; the filter's: it went through them */
+	driver = filter == KC_FILTER_FUNCS ? 0 : KC_IN_DRIVER;
 	th = bpf_map_lookup_elem(&kc_threads, &tid);
 	if (th)
-		th->flags |= KC_IN_DRIVER | KC_MATCHED;
+		th->flags |= driver | KC_MATCHED;
 	c.enter_ns = bpf_ktime_get_ns();
 	c.stack.tgid = pt >> 32;
 	c.stack.kstack = bpf_get_stackid(ctx, &kc_stacks, 0);
 	c.stack.ustack = bpf_get_stackid(ctx, &kc_stacks, BPF_F_USER_STACK);
 	c.stack.kind = KC_ENTRY_KMD;
 	c.stack.id = ip;
-	c.stack.driver = KC_IN_DRIVER;
+	c.stack.driver = driver;
 	kc_add_stack(&c.stack, 0);
 	if (bpf_map_update_elem(&kmd_calls, &k, &c, BPF_ANY))
 		kc_count_drop(KC_DROP_THREAD);
@@ -65,11 +67,14 @@ static __always_inline void kmd_exit(__u64 ip)
 
 	if (!c)
 		return;
+	if (!collecting) { /* stopped meanwhile */
+		bpf_map_delete_elem(&kmd_calls, &k);
+		return;
+	}
 	d = bpf_ktime_get_ns() - c->enter_ns;
-	e.tgid = pt >> 32;
 	e.kind = KC_ENTRY_KMD;
 	e.id = ip;
-	e.driver = KC_IN_DRIVER;
+	e.driver = c->stack.driver;
 	kc_add_entry(&e, d);
 	/* the call's time, on the stack it was counted with at entry */
 	v = bpf_map_lookup_elem(&kc_stack_counts, &c->stack);

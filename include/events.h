@@ -152,12 +152,11 @@ struct kc_file {
 	__u32 reserved;
 };
 
+/* counted for every process together: a few hundred keys at most */
 struct kc_entry_key {
-	__u32 tgid;
 	__u32 kind;   /* enum kc_entry_kind */
-	__u64 id;     /* syscall number or function address */
 	__u32 driver; /* KC_IN_DRIVER when the call entered the driver */
-	__u32 reserved;
+	__u64 id;     /* syscall number or function address */
 };
 
 /* what a kc_entries or kc_stack_counts key has counted: calls or waits, and their time */
@@ -179,7 +178,8 @@ struct kc_stack_key {
 enum kc_drop {
 	KC_DROP_ENTRY = 0,  /* entry-point calls lost to a full map */
 	KC_DROP_STACK = 1,  /* stacks (waits) lost to a full map */
-	KC_DROP_THREAD = 2, /* threads not followed: the thread map was full */
+	KC_DROP_THREAD = 2, /* calls not followed: no room for the thread's state (the LRU map of
+			     * threads makes room by forgetting its least recent one, unseen) */
 	KC_DROP__COUNT
 };
 

@@ -56,8 +56,13 @@ int kprof_function_ranges(const struct ksyms *ks, const char *list, uint64_t *st
 				continue;
 			if (*n >= max)
 				return -E2BIG;
+			size_t next = i + 1;
+
+			/* aliases share the address: the function ends at the next one that does not */
+			while (next < ks->n && ks->v[next].addr == ks->v[i].addr)
+				next++;
 			start[*n] = ks->v[i].addr;
-			end[*n] = i + 1 < ks->n ? ks->v[i + 1].addr : ks->v[i].addr + 1;
+			end[*n] = next < ks->n ? ks->v[next].addr : ks->v[i].addr + 1;
 			(*n)++;
 			found = true;
 		}
@@ -202,52 +207,76 @@ static size_t targets(const struct kprof *k, const struct kprof_opts *o, const c
 		}
 		return n;
 	}
+	/* not the padding before each function (CONFIG_FUNCTION_PADDING): nothing runs there */
 	for (size_t i = 0; i < k->ks.n && n < max; i++)
-		if (k->ks.v[i].module && !strcmp(k->ks.v[i].module, o->kmd_module))
+		if (k->ks.v[i].module && !strcmp(k->ks.v[i].module, o->kmd_module) &&
+		    strncmp(k->ks.v[i].name, "__pfx_", 6))
 			names[n++] = k->ks.v[i].name;
 	return n;
 }
 
-/* fentry where it loads, else kprobes where the kernel has them; says what it found */
+/* both programs of an object attached, or neither */
+static bool attach_pair(struct kprof *k, struct bpf_link *in, struct bpf_link *out)
+{
+	if (!in || !out) {
+		bpf_link__destroy(in);
+		bpf_link__destroy(out);
+		return false;
+	}
+	if (!keep_link(k, in)) {
+		bpf_link__destroy(out);
+		return false;
+	}
+	return keep_link(k, out);
+}
+
+/* each function: fentry/fexit where the kernel loads and attaches them, else kprobes where the
+ * kernel has them. The kprobe programs are loaded, so verified, even with nothing to attach. */
 static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 {
-	static const char *names[MAX_TARGETS];
-	size_t n = k->ks_loaded ? targets(k, o, names, MAX_TARGETS) : 0;
+	static const char *names[MAX_TARGETS], *rest[MAX_TARGETS];
+	size_t n = k->ks_loaded ? targets(k, o, names, MAX_TARGETS) : 0, nrest = 0;
 	bool have_kprobes = !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
-	struct kmd_bpf *s;
 	size_t fentry = 0, kprobed = 0;
+	struct kmd_bpf *s = NULL;
 	int err;
 
 	k->probes.kprobe_load = 1; /* not tried: fentry serves */
-
 	if (o->filter == KC_FILTER_FUNCS)
 		pr_debug("kernel callstacks: %zu of the filter's functions to probe", n);
 	else
 		pr_debug("kernel callstacks: KMD module %s: %s", o->kmd_module,
 			 n ? "loaded" : "not loaded (none of its functions in /proc/kallsyms)");
-	if (n > 0 && n == MAX_TARGETS)
+	if (n == MAX_TARGETS)
 		pr_warn("kernel callstacks: probing the first %d functions only", MAX_TARGETS);
-	/* fentry: one object per function, its target set before load */
+	/* fentry: does the kernel load it at all (against the first function, or one of its own) */
 	err = open_kmd(k, o, true, n ? names[0] : FENTRY_CHECK, &s);
 	k->probes.fentry_load = err;
 	pr_debug("kernel callstacks: fentry/fexit programs %s%s%s",
 		 err ? "refused by the kernel: " : "loaded",
 		 err ? strerror(-err) : " (verifier passed)", n ? "" : ", against " FENTRY_CHECK);
-	for (size_t i = 0; !err && n && i < n; i++) {
-		if (i && open_kmd(k, o, true, names[i], &s))
-			break;
-		if (!keep(k, s)) {
+	for (size_t i = 0; i < n; i++) {
+		/* one object per function, its target set before load */
+		if (!err && i && open_kmd(k, o, true, names[i], &s))
+			s = NULL;
+		if (!err && s && keep(k, s)) {
+			if (attach_pair(k, bpf_program__attach(s->progs.kc_kmd_fentry),
+					bpf_program__attach(s->progs.kc_kmd_fexit))) {
+				fentry++;
+				s = NULL;
+				continue;
+			}
+			s = NULL; /* kept: destroyed with the others */
+		} else if (s) {
 			kmd_bpf__destroy(s);
-			break;
+			s = NULL;
 		}
-		if (keep_link(k, bpf_program__attach(s->progs.kc_kmd_fentry)) &&
-		    keep_link(k, bpf_program__attach(s->progs.kc_kmd_fexit)))
-			fentry++;
+		rest[nrest++] = names[i];
 	}
-	if (!err && !n)
+	if (s) /* loaded for the check only */
 		kmd_bpf__destroy(s);
-	/* kprobes: one object, attached to every function */
-	if (!fentry) {
+	/* kprobes: one object for the functions fentry did not take */
+	if (nrest || !fentry) {
 		err = open_kmd(k, o, false, NULL, &s);
 		k->probes.kprobe_load = err;
 		pr_debug("kernel callstacks: kprobe/kretprobe programs %s%s",
@@ -257,17 +286,25 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 			kmd_bpf__destroy(s);
 			err = -ENOMEM;
 		}
-		for (size_t i = 0; !err && have_kprobes && i < n; i++)
-			if (keep_link(k, bpf_program__attach_kprobe(s->progs.kc_kmd_kprobe, false,
-								    names[i])) &&
-			    keep_link(k, bpf_program__attach_kprobe(s->progs.kc_kmd_kretprobe, true,
-								    names[i])))
-				kprobed++;
+		for (size_t i = 0; !err && have_kprobes && i < nrest; i++)
+			kprobed += attach_pair(
+				k,
+				bpf_program__attach_kprobe(s->progs.kc_kmd_kprobe, false, rest[i]),
+				bpf_program__attach_kprobe(s->progs.kc_kmd_kretprobe, true,
+							   rest[i]));
 		if (!have_kprobes)
 			pr_debug("kernel callstacks: kprobes: not in this kernel (no kprobe event "
 				 "source): not attached");
 	}
-	if (fentry)
+	/* none probed: the tracepoints serve, as on any kernel; some: say which part is missing */
+	if (fentry + kprobed && fentry + kprobed < n)
+		pr_warn("kernel callstacks: %zu of %zu functions could not be probed",
+			n - fentry - kprobed, n);
+	if (fentry && kprobed)
+		snprintf(k->mechanism, sizeof(k->mechanism),
+			 "fentry/fexit on %zu functions, kprobes on %zu, " TRACEPOINTS, fentry,
+			 kprobed);
+	else if (fentry)
 		snprintf(k->mechanism, sizeof(k->mechanism),
 			 "fentry/fexit on %zu functions, " TRACEPOINTS, fentry);
 	else if (kprobed)
@@ -398,6 +435,11 @@ void kprof_clear(struct kprof *k)
 		return;
 	bpf_map_clear(bpf_map__fd(k->skel->maps.kc_entries), sizeof(struct kc_entry_key));
 	bpf_map_clear(bpf_map__fd(k->skel->maps.kc_stack_counts), sizeof(struct kc_stack_key));
+	/* the calls and waits under way belong to the time thrown away */
+	bpf_map_clear(bpf_map__fd(k->skel->maps.kc_threads), sizeof(__u32));
+	for (size_t i = 0; i < k->nkmd; i++)
+		bpf_map_clear(bpf_map__fd(k->kmd[i]->maps.kmd_calls),
+			      bpf_map__key_size(k->kmd[i]->maps.kmd_calls));
 	for (uint32_t i = 0; i < KC_DROP__COUNT; i++)
 		percpu_u64_zero(bpf_map__fd(k->skel->maps.kc_drops), i);
 }
@@ -473,11 +515,13 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 		if (bpf_map_lookup_elem(counts, &sk, &v))
 			continue;
 		err = stack_name(&sym, stacks, proc ? &proc->maps : NULL, sk.ustack, sk.kstack,
-				 &name, &complete);
+				 true, &name, &complete);
 		if (err)
 			break;
-		/* the kernel side lost to a full stack map (-EFAULT: no frames) */
-		if (sk.kstack < 0 && sk.kstack != -EFAULT)
+		/* a side the kernel could not keep: a full stack map, or its slot taken by another
+		 * stack (-EFAULT: that side had no frames) */
+		if ((sk.kstack < 0 && sk.kstack != -EFAULT) ||
+		    (sk.ustack < 0 && sk.ustack != -EFAULT))
 			p->lost_stacks += v.count;
 		s.pid = sk.tgid;
 		s.comm = proc ? (char *)proc->comm : NULL;

@@ -17,12 +17,44 @@
 #define YOUNG_NS	 1000000000ull /* read at every poll until this old */
 #define WALK_EVERY_NS	 50000000ull   /* the map of processes, for those not announced */
 
+static size_t slot_of(const struct proccache *pc, uint32_t tgid)
+{
+	size_t i = (size_t)(tgid * 2654435761u) & (pc->nslots - 1);
+
+	while (pc->slots[i] && pc->v[pc->slots[i] - 1].tgid != tgid)
+		i = (i + 1) & (pc->nslots - 1);
+	return i;
+}
+
 const struct cached_proc *proccache_find(const struct proccache *pc, uint32_t tgid)
 {
+	size_t i;
+
+	if (!pc->nslots)
+		return NULL;
+	i = slot_of(pc, tgid);
+	return pc->slots[i] ? &pc->v[pc->slots[i] - 1] : NULL;
+}
+
+/* room for one more process in the index; false when out of memory */
+static bool index_room(struct proccache *pc)
+{
+	size_t n = pc->nslots ? pc->nslots : 64;
+	uint32_t *slots;
+
+	if ((pc->n + 1) * 2 <= pc->nslots)
+		return true;
+	while ((pc->n + 1) * 2 > n)
+		n *= 2;
+	slots = calloc(n, sizeof(*slots));
+	if (!slots)
+		return false;
+	free(pc->slots);
+	pc->slots = slots;
+	pc->nslots = n;
 	for (size_t i = 0; i < pc->n; i++)
-		if (pc->v[i].tgid == tgid)
-			return &pc->v[i];
-	return NULL;
+		pc->slots[slot_of(pc, pc->v[i].tgid)] = (uint32_t)i + 1;
+	return true;
 }
 
 void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
@@ -32,12 +64,14 @@ void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
 	int err;
 
 	if (!p) {
-		if (!grow_array((void **)&pc->v, &pc->cap, pc->n, sizeof(*pc->v)))
+		if (!index_room(pc) ||
+		    !grow_array((void **)&pc->v, &pc->cap, pc->n, sizeof(*pc->v)))
 			return;
 		p = &pc->v[pc->n++];
 		memset(p, 0, sizeof(*p));
 		p->tgid = tgid;
 		p->first_ns = now;
+		pc->slots[slot_of(pc, tgid)] = (uint32_t)pc->n;
 	} else if (p->gone ||
 		   (now - p->first_ns >= YOUNG_NS && now - p->read_ns < REFRESH_EVERY_NS)) {
 		return;
@@ -78,6 +112,7 @@ void proccache_free(struct proccache *pc)
 	for (size_t i = 0; i < pc->n; i++)
 		procmaps_free(&pc->v[i].maps);
 	free(pc->v);
+	free(pc->slots);
 	memset(pc, 0, sizeof(*pc));
 }
 

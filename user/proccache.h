@@ -24,6 +24,8 @@ struct cached_proc {
 struct proccache {
 	struct cached_proc *v;
 	size_t n, cap;
+	uint32_t *slots; /* open addressing by tgid: index + 1 into v, 0 free */
+	size_t nslots;	 /* a power of two, at least twice n */
 };
 
 /* (re)read a process's mappings and name, as its age asks; now: CLOCK_MONOTONIC ns. A process

@@ -313,13 +313,19 @@ static void cpu_section(FILE *out, const struct model *m, uint32_t pid)
 
 static void util_head(FILE *out, uint32_t pid, const char *what, const struct util_profile *u)
 {
-	struct util_summary host;
+	struct util_summary longest = { 0 }, sum;
 	char t[FMT_TIME_LEN];
 
+	for (size_t i = 0; i < u->n; i++) {
+		util_summarize(&u->s[i], &sum);
+		if (sum.samples > longest.samples)
+			longest = sum;
+	}
 	fprintf(out, "==%u== %s utilization:\n", pid, what);
-	util_summarize(&u->s[0], &host);
-	fprintf(out, "==%u==     %zu samples at %u Hz over %s", pid, host.samples, u->hz,
-		fmt_time(t, (double)(host.last_ns - host.first_ns)));
+	fprintf(out, "==%u==     %zu samples at %u Hz over %s", pid, longest.samples, u->hz,
+		fmt_time(t, (double)(longest.last_ns - longest.first_ns)));
+	if (u->hz > 10)
+		fprintf(out, " (the host's at 10 Hz)");
 	if (u->missed)
 		fprintf(out, ", %llu sampling periods missed", (unsigned long long)u->missed);
 	fputc('\n', out);
@@ -338,8 +344,11 @@ static void util_section(FILE *out, const struct model *m, uint32_t pid)
 	const struct util_profile *u = &m->util;
 	char b[4][32], label[48];
 	struct util_summary sum;
+	size_t points = 0;
 
-	if (!u->n || u->s[0].pid != UTIL_HOST_PID || !u->s[0].n) {
+	for (size_t i = 0; i < u->n; i++)
+		points += u->s[i].n;
+	if (!points) {
 		if (u->cpu || u->mem)
 			fprintf(out, "==%u== Utilization:\n==%u==     no samples.\n\n", pid, pid);
 		return;

@@ -591,6 +591,14 @@ static void warn_losses(const struct model *m)
 			  "and the stacks of %llu (the stack map was full, or its slot taken)\n",
 			  pid, (unsigned long long)m->cpu.lost_samples,
 			  (unsigned long long)m->cpu.lost_stacks);
+	if (m->kernel.lost_entries + m->kernel.lost_stacks + m->kernel.lost_threads)
+		out_print(stderr,
+			  "==%u== warning: kernel callstacks lost %llu calls (the entry map was "
+			  "full), %llu waits or their stacks (a map was full, or a stack's slot "
+			  "taken) and %llu threads' calls (no room for the thread)\n",
+			  pid, (unsigned long long)m->kernel.lost_entries,
+			  (unsigned long long)m->kernel.lost_stacks,
+			  (unsigned long long)m->kernel.lost_threads);
 }
 
 /* --query-trace with an application: the domains, and the custom ones it created */

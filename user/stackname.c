@@ -26,7 +26,7 @@ static int reserve(struct stackname *out, size_t more)
 
 /* one side, outermost frame first */
 static int append(struct symbolizer *sym, const struct procmaps *maps, const uint64_t *ips,
-		  bool kernel, struct stackname *out, bool *complete)
+		  bool kernel, bool from_tracepoint, struct stackname *out, bool *complete)
 {
 	static const struct procmaps none;
 	int n = 0, leaf = 0;
@@ -34,7 +34,7 @@ static int append(struct symbolizer *sym, const struct procmaps *maps, const uin
 	while (n < CPU_STACK_DEPTH && ips[n])
 		n++;
 	/* a stack taken by a tracepoint's program begins in the program and its caller */
-	while (kernel && leaf < n) {
+	while (kernel && from_tracepoint && leaf < n) {
 		char name[512];
 
 		symbolize_kernel(sym, ips[leaf], name, sizeof(name));
@@ -69,7 +69,8 @@ static int append(struct symbolizer *sym, const struct procmaps *maps, const uin
 }
 
 int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-	       int32_t ustack, int32_t kstack, struct stackname *out, bool *user_complete)
+	       int32_t ustack, int32_t kstack, bool from_tracepoint, struct stackname *out,
+	       bool *user_complete)
 {
 	uint64_t ips[CPU_STACK_DEPTH];
 	int err = 0;
@@ -80,8 +81,8 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 		return -ENOMEM;
 	out->buf[0] = 0;
 	if (ustack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &ustack, ips))
-		err = append(sym, maps, ips, false, out, user_complete);
+		err = append(sym, maps, ips, false, false, out, user_complete);
 	if (!err && kstack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &kstack, ips))
-		err = append(sym, NULL, ips, true, out, user_complete);
+		err = append(sym, NULL, ips, true, from_tracepoint, out, user_complete);
 	return err;
 }

@@ -18,9 +18,11 @@ struct stackname {
 
 /* name the stacks ustack and kstack (negative: that side is absent) of a process whose mappings
  * are maps (NULL: none known) into out, which is reused from call to call and freed with free().
- * *user_complete: the user side reaches a thread's entry (true without a user side).
- * 0 or -ENOMEM. */
+ * from_tracepoint: the kernel side was taken by a program at a tracepoint, whose own frames
+ * (the program, the tracepoint's caller) are left out. *user_complete: the user side reaches a
+ * thread's entry (true without a user side). 0 or -ENOMEM. */
 int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-	       int32_t ustack, int32_t kstack, struct stackname *out, bool *user_complete);
+	       int32_t ustack, int32_t kstack, bool from_tracepoint, struct stackname *out,
+	       bool *user_complete);
 
 #endif

@@ -491,6 +491,7 @@ static int decode_meta(struct rbuf *r, struct model *m)
 	memcpy(&m->process_s, &ps, sizeof(ps));
 	if (!(m->process_s >= 0 && m->process_s < 1e9))
 		m->process_s = 0;
+	free(m->header);
 	m->header = get_str(r, NULL);
 	return r->bad ? -1 : 0;
 }
@@ -775,7 +776,7 @@ static int decode_util(struct rbuf *r, struct model *m)
 
 		/* each point is 32 bytes */
 		if (r->bad || n > (r->n - r->off) / 32 ||
-		    !(ser = util_series_get(u, pid, comm ? comm : ""))) {
+		    !(ser = util_series_add(u, pid, comm ? comm : ""))) {
 			free(comm);
 			r->bad = true;
 			break;
@@ -858,8 +859,9 @@ static const struct {
 	{ SEC_KERN, "KERN", decode_kernel },
 };
 
-static int decode_sections(const unsigned char *p, size_t n, struct model *m, bool need_meta,
-			   char *err, size_t errlen)
+/* whole: a whole profile (META first of all); else only the samplers' sections are taken */
+static int decode_sections(const unsigned char *p, size_t n, struct model *m, bool whole, char *err,
+			   size_t errlen)
 {
 	struct rbuf r = { p, n, 0, false };
 	bool meta = false;
@@ -880,6 +882,11 @@ static int decode_sections(const unsigned char *p, size_t n, struct model *m, bo
 
 			if (sections[i].tag != tag)
 				continue;
+			if (!whole && tag != SEC_CPUS && tag != SEC_UTIL && tag != SEC_KERN) {
+				snprintf(err, errlen, "corrupt: a %s section among the samplers'",
+					 sections[i].what);
+				return -1;
+			}
 			if ((tag == SEC_META && meta) || sections[i].decode(&s, m) ||
 			    (tag == SEC_META && s.off != s.n)) {
 				snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
@@ -890,7 +897,7 @@ static int decode_sections(const unsigned char *p, size_t n, struct model *m, bo
 		}
 		r.off += (size_t)len; /* sections of newer minor versions are skipped */
 	}
-	if (need_meta && !meta) {
+	if (whole && !meta) {
 		snprintf(err, errlen, "corrupt: no META section");
 		return -1;
 	}

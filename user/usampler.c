@@ -7,7 +7,6 @@
 #include "procfs.h"
 
 #include <bpf/bpf.h>
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,21 +15,17 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#define COMM_EVERY 100 /* samples between re-reads of a process's name (exec renames it) */
-
-struct thread_ns {
-	uint32_t tid;
-	uint64_t ns;
-};
+#define COMM_EVERY     100	    /* samples between re-reads of a process's name (exec) */
+#define HOST_PERIOD_NS 100000000ull /* the host's CPU, at most this often */
 
 struct uproc {
 	uint32_t pid;
 	bool seen; /* in this sample's walk of the tracked processes */
 	bool primed;
-	uint64_t ended_ns;	   /* run time of its threads that ended */
-	uint64_t last_ns;	   /* its run time at the previous sample */
-	struct thread_ns *threads; /* at the previous sample, by tid */
-	size_t nthreads, capthreads;
+	uint64_t last_ns; /* its CPU time at the previous sample */
+	double carry_ns;  /* time beyond what every CPU could give in a period, for the next */
+	size_t series;	  /* its series: index into the profile's */
+	bool has_series;
 	uint32_t comm_age;
 };
 
@@ -40,9 +35,12 @@ struct usampler {
 	int tfd, pid_map_fd;
 	uint64_t page, ticks_hz;
 	uint64_t last_t;		/* the previous sample */
-	uint64_t host_busy, host_total; /* /proc/stat at the previous sample */
+	uint64_t host_busy, host_total; /* /proc/stat at the previous host sample */
+	uint64_t host_t;
 	struct uproc *procs;
 	size_t nprocs, capprocs;
+	uint32_t *keys; /* the tracked processes, as read for one sample */
+	size_t capkeys;
 };
 
 int usampler_parse_stat(const char *text, uint64_t *busy, uint64_t *total)
@@ -96,71 +94,20 @@ int usampler_parse_statm(const char *text, uint64_t page, uint64_t *vsz, uint64_
 	return 0;
 }
 
-int usampler_parse_schedstat(const char *text, uint64_t *run_ns)
+/* the process's CPU time so far, every thread's, those ended too: its CPU-time clock.
+ * -errno when the process is gone */
+static int proc_run_ns(uint32_t pid, uint64_t *out)
 {
-	unsigned long long v;
-	char *end;
+	struct timespec ts;
+	clockid_t clk;
+	int err = clock_getcpuclockid((pid_t)pid, &clk);
 
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (end == text || errno || (*end != ' ' && *end != '\n' && *end))
-		return -EINVAL;
-	*run_ns = v;
-	return 0;
-}
-
-static int by_tid(const void *a, const void *b)
-{
-	const struct thread_ns *x = a, *y = b;
-
-	return x->tid < y->tid ? -1 : x->tid > y->tid;
-}
-
-/* the process's run time now: its threads' (each read; those that ended since the last sample
- * count at their last value); -errno when the process is gone */
-static int proc_run_ns(struct uproc *p, uint64_t *out)
-{
-	char path[96], buf[256];
-	struct thread_ns *now = NULL;
-	size_t n = 0, cap = 0, j = 0;
-	uint64_t sum = 0;
-	struct dirent *de;
-	DIR *d;
-
-	snprintf(path, sizeof(path), "/proc/%u/task", p->pid);
-	d = opendir(path);
-	if (!d)
+	if (err)
+		return -err;
+	if (clock_gettime(clk, &ts))
 		return -errno;
-	while ((de = readdir(d))) {
-		uint64_t ns;
-		char *end;
-		unsigned long tid = strtoul(de->d_name, &end, 10);
-
-		if (*end || !tid)
-			continue;
-		snprintf(path, sizeof(path), "/proc/%u/task/%lu/schedstat", p->pid, tid);
-		if (procfs_read(path, buf, sizeof(buf)) <= 0 || usampler_parse_schedstat(buf, &ns))
-			continue; /* ended meanwhile: counted from the last sample below */
-		if (!grow_array((void **)&now, &cap, n, sizeof(*now)))
-			break;
-		now[n++] = (struct thread_ns){ (uint32_t)tid, ns };
-		sum += ns;
-	}
-	closedir(d);
-	qsort(now, n, sizeof(*now), by_tid);
-	/* threads of the last sample that are gone: their time stays the process's */
-	for (size_t i = 0; i < p->nthreads; i++) {
-		while (j < n && now[j].tid < p->threads[i].tid)
-			j++;
-		if (j >= n || now[j].tid != p->threads[i].tid)
-			p->ended_ns += p->threads[i].ns;
-	}
-	free(p->threads);
-	p->threads = now;
-	p->nthreads = n;
-	p->capthreads = cap;
-	*out = p->ended_ns + sum;
-	return n ? 0 : -ESRCH; /* a zombie: its threads are gone */
+	*out = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return 0;
 }
 
 static struct uproc *find_or_add(struct usampler *s, uint32_t pid)
@@ -180,7 +127,6 @@ static struct uproc *find_or_add(struct usampler *s, uint32_t pid)
 
 static void drop_proc(struct usampler *s, size_t i)
 {
-	free(s->procs[i].threads);
 	s->procs[i] = s->procs[--s->nprocs];
 }
 
@@ -191,7 +137,7 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 	char path[64], buf[256];
 	uint64_t ns = 0;
 
-	if (s->cpu && proc_run_ns(p, &ns))
+	if (s->cpu && proc_run_ns(p->pid, &ns))
 		return;
 	if (s->mem) {
 		snprintf(path, sizeof(path), "/proc/%u/statm", p->pid);
@@ -208,15 +154,24 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 			return;
 		p->last_ns = 0;
 	}
-	pt.cpu = dt > 0 && ns >= p->last_ns ? 100.0 * (double)(ns - p->last_ns) / dt : 0;
-	/* the kernel brings a running thread's time up to date at its ticks: one period may get
-	 * some of the next one's, never more than every CPU could give */
-	if (pt.cpu > 100.0 * s->u->ncpus)
-		pt.cpu = 100.0 * s->u->ncpus;
+	/* another process's CPU clock brings a running thread's time up to date only at its
+	 * scheduler ticks: a period can show some of the next one's time. More than every CPU
+	 * could give is carried over to the next period, so the total stays exact */
+	if (ns >= p->last_ns && dt > 0) {
+		double run = (double)(ns - p->last_ns) + p->carry_ns, most = dt * s->u->ncpus;
+
+		p->carry_ns = run > most ? run - most : 0;
+		pt.cpu = 100.0 * (run > most ? most : run) / dt;
+	}
 	p->last_ns = ns;
-	ser = util_series_get(s->u, p->pid, NULL);
-	if (!ser)
-		return;
+	if (!p->has_series) {
+		ser = util_series_add(s->u, p->pid, "");
+		if (!ser)
+			return;
+		p->series = (size_t)(ser - s->u->s);
+		p->has_series = true;
+	}
+	ser = &s->u->s[p->series];
 	if (p->comm_age++ % COMM_EVERY == 0)
 		procfs_comm(p->pid, ser->comm, sizeof(ser->comm));
 	util_add(ser, &pt);
@@ -229,6 +184,11 @@ static void sample_host(struct usampler *s, uint64_t t)
 	char buf[4096];
 	uint64_t busy, total, mtotal, avail;
 	bool prev = s->primed;
+
+	/* /proc/stat counts in 10 ms ticks: shorter periods would read 0, 50 or 100% */
+	if (prev && t - s->host_t < HOST_PERIOD_NS * 9 / 10)
+		return;
+	s->host_t = t;
 
 	if (s->cpu) {
 		if (procfs_read("/proc/stat", buf, sizeof(buf)) <= 0 ||
@@ -249,7 +209,7 @@ static void sample_host(struct usampler *s, uint64_t t)
 	}
 	if (!prev)
 		return;
-	ser = util_series_get(s->u, UTIL_HOST_PID, "host");
+	ser = util_series_get(s->u, UTIL_HOST_PID, "host"); /* the first series */
 	if (ser)
 		util_add(ser, &pt);
 }
@@ -258,20 +218,24 @@ static void sample(struct usampler *s)
 {
 	uint64_t t = mono_ns();
 	double dt = s->primed ? (double)(t - s->last_t) : 0;
-	uint32_t key, next;
-	bool first = true;
+	uint32_t key, *prev = NULL;
+	size_t n = 0;
 
 	sample_host(s, t);
 	for (size_t i = 0; i < s->nprocs; i++)
 		s->procs[i].seen = false;
-	while (s->pid_map_fd >= 0 &&
-	       !bpf_map_get_next_key(s->pid_map_fd, first ? NULL : &key, &next)) {
-		struct uproc *p = find_or_add(s, next);
-
-		first = false;
-		key = next;
-		if (!p)
+	/* the keys first: a process leaving the map during the walk restarts it from the start */
+	while (s->pid_map_fd >= 0 && !bpf_map_get_next_key(s->pid_map_fd, prev, &key)) {
+		if (!grow_array((void **)&s->keys, &s->capkeys, n, sizeof(*s->keys)))
 			break;
+		s->keys[n++] = key;
+		prev = &s->keys[n - 1];
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct uproc *p = find_or_add(s, s->keys[i]);
+
+		if (!p || p->seen)
+			continue;
 		p->seen = true;
 		sample_proc(s, p, t, dt);
 	}
@@ -316,6 +280,11 @@ int usampler_open(struct usampler **out, const struct usampler_opts *o, struct u
 	u->mem = o->mem;
 	u->hz = o->hz;
 	u->ncpus = cpus > 0 ? (uint32_t)cpus : 1;
+	/* the host's series first, as the report has it */
+	if (!util_series_get(u, UTIL_HOST_PID, "host")) {
+		usampler_close(s);
+		return -ENOMEM;
+	}
 	s->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (s->tfd < 0 || timerfd_settime(s->tfd, 0, &its, NULL)) {
 		int err = -errno;
@@ -334,9 +303,8 @@ void usampler_close(struct usampler *s)
 {
 	if (!s)
 		return;
-	while (s->nprocs)
-		drop_proc(s, s->nprocs - 1);
 	free(s->procs);
+	free(s->keys);
 	if (s->tfd >= 0)
 		close(s->tfd);
 	free(s);

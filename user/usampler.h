@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* The utilization sampler: at --utilization-frequency, each tracked process's CPU time (the sum
- * of its threads' run time in ns, from /proc/PID/task/TID/schedstat, threads that ended kept at
- * their last value) and memory (/proc/PID/statm), and the host's (/proc/stat, /proc/meminfo),
- * added to a util_profile. A timerfd paces it; topsprof's event loop waits on it. */
+/* The utilization sampler: at --utilization-frequency, each tracked process's CPU time (its
+ * CPU-time clock, clock_getcpuclockid: every thread's, those ended too, in ns) and memory
+ * (/proc/PID/statm), and the host's (/proc/stat, /proc/meminfo; the host's CPU at 10 Hz at most,
+ * since /proc/stat counts in 10 ms ticks), added to a util_profile. A timerfd paces it;
+ * topsprof's event loop waits on it. */
 #ifndef TOPSPROF_USAMPLER_H
 #define TOPSPROF_USAMPLER_H
 
@@ -33,6 +34,5 @@ void usampler_set_collecting(struct usampler *s, bool on);
 int usampler_parse_stat(const char *text, uint64_t *busy, uint64_t *total);
 int usampler_parse_meminfo(const char *text, uint64_t *total, uint64_t *available);
 int usampler_parse_statm(const char *text, uint64_t page, uint64_t *vsz, uint64_t *rss);
-int usampler_parse_schedstat(const char *text, uint64_t *run_ns);
 
 #endif

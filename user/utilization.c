@@ -9,11 +9,16 @@
 
 struct util_series *util_series_get(struct util_profile *u, uint32_t pid, const char *comm)
 {
-	struct util_series *s;
-
 	for (size_t i = 0; i < u->n; i++)
 		if (u->s[i].pid == pid)
 			return &u->s[i];
+	return util_series_add(u, pid, comm);
+}
+
+struct util_series *util_series_add(struct util_profile *u, uint32_t pid, const char *comm)
+{
+	struct util_series *s;
+
 	if (!grow_array((void **)&u->s, &u->cap, u->n, sizeof(*u->s)))
 		return NULL;
 	s = &u->s[u->n++];

@@ -44,6 +44,8 @@ struct util_summary {
 
 /* the series of pid, made when missing (comm kept from the first call); NULL when out of memory */
 struct util_series *util_series_get(struct util_profile *u, uint32_t pid, const char *comm);
+/* a new series of pid, without looking for one (the readers of files, the sampler: they know) */
+struct util_series *util_series_add(struct util_profile *u, uint32_t pid, const char *comm);
 /* 0 or -ENOMEM */
 int util_add(struct util_series *s, const struct util_point *p);
 void util_summarize(const struct util_series *s, struct util_summary *out);

@@ -190,26 +190,28 @@ static const char *proc_comm(const struct model *m, uint32_t pid, uint32_t *ppid
 
 static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max);
 
-/* whether a stack of process pid goes in the file of process file_pid: its own, or the started
- * process's when it has none */
-static bool in_file(const struct model *m, uint32_t pid, uint32_t file_pid)
-{
+/* the processes that have files of their own */
+struct owners {
 	uint32_t pids[1024];
 	size_t n;
+};
 
+/* whether a stack of process pid goes in the file of process file_pid: its own, or the started
+ * process's when it has none */
+static bool in_file(const struct model *m, const struct owners *o, uint32_t pid, uint32_t file_pid)
+{
 	if (pid == file_pid)
 		return true;
 	if (file_pid != m->root_pid)
 		return false;
-	n = profiled_pids(m, pids, sizeof(pids) / sizeof(pids[0]));
-	for (size_t i = 0; i < n; i++)
-		if (pids[i] == pid)
+	for (size_t i = 0; i < o->n; i++)
+		if (o->pids[i] == pid)
 			return false;
 	return true;
 }
 
 /* the process's sampled stacks (counted in the kernel: stack rows with counts, no sample rows) */
-static void write_cpu(struct writer *w, const struct model *m, uint32_t pid)
+static void write_cpu(struct writer *w, const struct model *m, const struct owners *o, uint32_t pid)
 {
 	const struct cpu_profile *p = &m->cpu;
 	sqlite3_stmt *st;
@@ -226,7 +228,7 @@ static void write_cpu(struct writer *w, const struct model *m, uint32_t pid)
 	st = prepare(w, "INSERT INTO stack(process_id, frames, count, truncated, comm, kind, pid)"
 			" VALUES(1,?,?,?,?,'cpu',?)");
 	for (size_t i = 0; i < p->n; i++)
-		if (in_file(m, p->v[i].pid, pid))
+		if (in_file(m, o, p->v[i].pid, pid))
 			row(w, st, "tiiti", p->v[i].frames, (int64_t)p->v[i].count,
 			    (int64_t)p->v[i].truncated, p->v[i].comm, (int64_t)p->v[i].pid);
 	sqlite3_finalize(st);
@@ -234,7 +236,8 @@ static void write_cpu(struct writer *w, const struct model *m, uint32_t pid)
 
 /* the kernel stacks (of processes without a file: in the started process's), and the entry
  * points with the settings in the started process's */
-static void write_kernel(struct writer *w, const struct model *m, uint32_t pid)
+static void write_kernel(struct writer *w, const struct model *m, const struct owners *o,
+			 uint32_t pid)
 {
 	const struct kernel_profile *p = &m->kernel;
 	sqlite3_stmt *st;
@@ -261,7 +264,7 @@ static void write_kernel(struct writer *w, const struct model *m, uint32_t pid)
 	for (size_t i = 0; i < p->ns; i++) {
 		const struct kernel_stack *k = &p->s[i];
 
-		if (in_file(m, k->pid, pid))
+		if (in_file(m, o, k->pid, pid))
 			row(w, st, "tittitiii", k->frames, (int64_t)k->count, k->comm,
 			    k->offcpu ? "kernel-wait" : "kernel-call", (int64_t)k->pid, k->entry,
 			    (int64_t)k->driver, (int64_t)k->total_ns, (int64_t)k->max_ns);
@@ -417,8 +420,19 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 			    (int64_t)r->tid, (int64_t)r->truncated);
 	}
 	sqlite3_finalize(st);
-	write_cpu(w, m, pid);
-	write_kernel(w, m, pid);
+	if (m->cpu.sampled || m->kernel.collected) {
+		struct owners *o = malloc(sizeof(*o));
+
+		if (o) {
+			o->n = profiled_pids(m, o->pids, sizeof(o->pids) / sizeof(o->pids[0]));
+			write_cpu(w, m, o, pid);
+			write_kernel(w, m, o, pid);
+		} else if (!w->rc) {
+			snprintf(w->err, w->errlen, "out of memory");
+			w->rc = -1;
+		}
+		free(o);
+	}
 	write_util(w, m, pid, off);
 	/* marks are counted for the whole run: in the file of the process that was started */
 	st = prepare(w, "INSERT INTO topstx_mark VALUES(NULL,?,?,?,1)");
@@ -548,10 +562,11 @@ static int open_ours(const char *path, sqlite3 **db, char *err, size_t errlen)
 		const char *f = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
 
-		ours = f && !strcmp(f, VPD_FORMAT) && v && atoi(v) == VPD_VERSION;
+		/* version 1 had no stacks nor counters: read as it is */
+		ours = f && !strcmp(f, VPD_FORMAT) && v && atoi(v) >= 1 && atoi(v) <= VPD_VERSION;
 		if (f && !strcmp(f, VPD_FORMAT) && !ours)
-			snprintf(err, errlen, "vpd version %s, this topsprof reads %d", v ? v : "?",
-				 VPD_VERSION);
+			snprintf(err, errlen, "vpd version %s, this topsprof reads 1 to %d",
+				 v ? v : "?", VPD_VERSION);
 		else if (!ours)
 			snprintf(err, errlen, "an SQLite file, but not a topsprof vpd");
 	} else {
@@ -749,10 +764,20 @@ static int one_counter(sqlite3_stmt *st, struct model *m)
 
 	if (!name || t < 0 || !(v >= 0 && v <= 1e18))
 		return -1;
-	s = util_series_get(&m->util, host ? UTIL_HOST_PID : (uint32_t)sqlite3_column_int64(st, 0),
-			    host ? "host" : (const char *)sqlite3_column_text(st, 4));
-	if (!s)
-		return -1;
+	/* the rows come a series at a time (the host's first, made already): the last series, or
+	 * a new one */
+	if (host) {
+		s = &m->util.s[0];
+	} else {
+		uint32_t pid = (uint32_t)sqlite3_column_int64(st, 0);
+		const char *comm = (const char *)sqlite3_column_text(st, 4);
+
+		s = &m->util.s[m->util.n - 1];
+		if (m->util.n == 1 || s->pid != pid)
+			s = util_series_add(&m->util, pid, comm ? comm : "");
+		if (!s)
+			return -1;
+	}
 	if (!s->n || s->v[s->n - 1].t_ns != (uint64_t)t) {
 		struct util_point np = { .t_ns = (uint64_t)t };
 
@@ -847,7 +872,7 @@ static int import_cpu(sqlite3 *db, struct model *m)
 	if (!rc && meta_text(db, "kernel_mechanism", &text) == 0) {
 		m->kernel.collected = true;
 		m->kernel.mechanism = text;
-		if (meta_text(db, "kernel_filter", &m->kernel.filter))
+		if (meta_text(db, "kernel_filter", &m->kernel.filter) < 0)
 			return -1;
 		m->kernel.lost_entries = (uint64_t)meta_int(db, "kernel_lost_entries");
 		m->kernel.lost_stacks = (uint64_t)meta_int(db, "kernel_lost_stacks");
@@ -1070,6 +1095,14 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		if (open_ours(path, &db, why, sizeof(why))) {
 			snprintf(err, errlen, "%s: %s", path, why);
+			goto out;
+		}
+		if (meta_int(db, "version") != VPD_VERSION) {
+			snprintf(err, errlen,
+				 "%s: vpd version %lld: merging takes version %d files (import it "
+				 "with --import-profile and export it again)",
+				 path, (long long)meta_int(db, "version"), VPD_VERSION);
+			sqlite3_close(db);
 			goto out;
 		}
 		sqlite3_close(db);

@@ -3,7 +3,9 @@
  * thread and the main thread spin in hot_loop (4 parts of the time) and warm_loop (1 part),
  * between a few GCU calls. usage: cpu_hot [milliseconds] (default 1000)
  * cpu_hot -n ROUNDS: a fixed amount of work instead (the benchmark's), reporting the CPU time the
- * process took for it */
+ * process took for it
+ * cpu_hot -s MS: for MS milliseconds, one short-lived thread after another, each busy 5 ms
+ * Each reports the CPU time it took (cpu_ms) and how long it ran (wall_ms). */
 #include <pthread.h>
 #include <string.h>
 #include <time.h>
@@ -60,12 +62,42 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+static void *short_worker(void *arg)
+{
+	(void)arg;
+	warm_loop(5);
+	return NULL;
+}
+
+/* threads that begin and end between two samples of a utilization sampler */
+static int short_threads(double ms)
+{
+	double t0 = now_ms(), cpu0 = cpu_ms();
+	int n = 0;
+
+	while (now_ms() - t0 < ms) {
+		pthread_t t;
+
+		if (pthread_create(&t, NULL, short_worker, NULL)) {
+			fprintf(stderr, "cpu_hot: pthread_create failed\n");
+			return 1;
+		}
+		pthread_join(t, NULL);
+		n++;
+	}
+	printf("cpu_hot: %d short threads, cpu_ms=%.1f wall_ms=%.1f, PASSED\n", n, cpu_ms() - cpu0,
+	       now_ms() - t0);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	double ms = argc > 1 ? atof(argv[1]) : 1000, cpu0 = cpu_ms();
+	double ms = argc > 1 ? atof(argv[1]) : 1000, cpu0 = cpu_ms(), t0 = now_ms();
 	pthread_t t;
 	void *d;
 
+	if (argc > 2 && !strcmp(argv[1], "-s"))
+		return short_threads(atof(argv[2]));
 	if (argc > 2 && !strcmp(argv[1], "-n")) {
 		rounds = atol(argv[2]);
 		ms = 1; /* the whole of the rounds */
@@ -83,6 +115,7 @@ int main(int argc, char **argv)
 		printf("cpu_hot: %ld rounds on 2 threads, cpu_ms=%.1f, PASSED\n", rounds,
 		       cpu_ms() - cpu0);
 	else
-		printf("cpu_hot: %.0f ms on 2 threads, PASSED\n", ms);
+		printf("cpu_hot: %.0f ms on 2 threads, cpu_ms=%.1f wall_ms=%.1f, PASSED\n", ms,
+		       cpu_ms() - cpu0, now_ms() - t0);
 	return 0;
 }

@@ -105,7 +105,7 @@ checks=$((checks + 1))
 
 # --- kernel frames, and a short-lived app: its mappings are read on its first sample ----------
 run "$TOPSPROF" --cpu-profiling-callstack --export-folded "$TMP/stress.folded" \
-	"$BIN/stress" -n 3000 -t 2
+	"$BIN/stress" -n 12000 -t 2
 expect_rc 0
 checks=$((checks + 1))
 grep -q '_\[k\]' "$TMP/stress.folded" || die "no kernel frames:"$'\n'"$(cat "$TMP/stress.folded")"

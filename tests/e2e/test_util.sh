@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # CPU and memory utilization as a user sees it: a sim app that keeps two threads busy shows about
-# two CPUs' worth, the host about all of its CPUs; the series cover the run at the asked
-# frequency; memory is read for the app and the host; the Perfetto trace has them as counters, the
-# vpd as counter rows, and a profile import prints the same summary.
+# two CPUs' worth, as the app itself measures it, the host about all of its CPUs; short-lived
+# threads count; the series cover the run at the asked frequency, from a 'topsprof start' on when
+# collection starts off; memory is read for the app and the host; the Perfetto trace has them as
+# counters, the vpd as counter rows, and a profile or raw data import prints the same summary.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
@@ -29,7 +30,19 @@ samples() {
 ncpus=$(nproc)
 
 # --- two threads busy for 1 s, sampled at 20 Hz ------------------------------------------------
-run "$TOPSPROF" --cpu-utilization --memory-utilization --utilization-frequency 20 \
+# the app's own account of its CPU time over its run, in % of one CPU
+app_pct() {
+	sed -n 's/.*cpu_ms=\([0-9.]*\) wall_ms=\([0-9.]*\).*/\1 \2/p' <<<"$out" |
+		awk '{ printf "%.1f", $1 * 100 / $2 }'
+}
+# the sampled average agrees with it within a tenth, and a little
+expect_near() { # what sampled own
+	checks=$((checks + 1))
+	awk -v a="$2" -v b="$3" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a != "" && b != "" && d <= b / 10 + 3) }' ||
+		die "$1: sampled $2%, the app says $3%"$'\n'"$out"
+}
+
+run "$TOPSPROF" --print-app-log --cpu-utilization --memory-utilization --utilization-frequency 20 \
 	--export-chrome-trace "$TMP/trace.json" --export-profile "$TMP/run.topsprof" \
 	--export-rawdata "$TMP/run.raw" \
 	"$BIN/cpu_hot" 1000
@@ -43,9 +56,11 @@ checks=$((checks + 1))
 expect_between "CPU samples at 20 Hz over 1 s" "$n" 16 24
 # two threads running flat out: two CPUs' worth (on a machine with two or more)
 want=$((ncpus >= 2 ? 2 : 1))
-expect_between "cpu_hot average CPU %" "$(field CPU cpu_hot 2)" $((want * 80)) $((want * 100 + 2))
-expect_between "cpu_hot max CPU %" "$(field CPU cpu_hot 3)" $((want * 90)) $((want * 100 + 10))
-expect_between "host average CPU %" "$(field CPU host 2)" $((want * 80 / ncpus)) 100
+expect_between "cpu_hot average CPU %" "$(field CPU cpu_hot 2)" $((want * 60)) $((want * 100 + 2))
+expect_near "cpu_hot average CPU %" "$(field CPU cpu_hot 2)" "$(app_pct)"
+# never more than every CPU could give
+expect_between "cpu_hot max CPU %" "$(field CPU cpu_hot 3)" $((want * 60)) $((ncpus * 100))
+expect_between "host average CPU %" "$(field CPU host 2)" $((want * 60 / ncpus)) 100
 rss=$(field Memory cpu_hot 3)
 checks=$((checks + 1))
 [[ "$rss" =~ ^[0-9.]+(KB|MB)$ ]] || die "cpu_hot max RSS '$rss'"$'\n'"$out"
@@ -63,7 +78,8 @@ host = [e for e in ev if e["ph"] == "M" and e["args"].get("name") == "host"]
 assert host, "no host process"
 hp = host[0]["pid"]
 app = [e for e in cpu if e["pid"] != hp]
-assert len(app) >= 16 and len([e for e in cpu if e["pid"] == hp]) >= 16, len(cpu)
+# 20 Hz for the app, 10 Hz for the host (/proc/stat counts in 10 ms ticks)
+assert len(app) >= 16 and len([e for e in cpu if e["pid"] == hp]) >= 8, len(cpu)
 assert all(0 <= e["args"]["of one CPU"] <= 100 * 64 for e in app)
 assert all("rss" in e["args"] and "vsz" in e["args"] for e in mem if e["pid"] != hp)
 ts = sorted(e["ts"] for e in app)
@@ -82,6 +98,22 @@ for imp in "--import-profile $TMP/run.topsprof" "--import-rawdata $TMP/run.raw";
 		<(sed -n '/CPU utilization:/,/RUNTIME activities:/p' <<<"$out" | sed 's/^==[0-9]*==//') ||
 		die "$imp: the utilization differs"
 done
+
+# --- threads that begin and end between two samples still count ----------------------------------
+run "$TOPSPROF" --print-app-log --cpu-utilization "$BIN/cpu_hot" -s 1000
+expect_rc 0
+expect_near "short-lived threads' average CPU %" "$(field CPU cpu_hot 2)" "$(app_pct)"
+
+# --- collection stopped at start, then started from another terminal: samples from then on ------
+"$TOPSPROF" --profile-from-start off --session-new utiltest --cpu-utilization \
+	--utilization-frequency 50 "$BIN/cpu_hot" 1500 >"$TMP/bg.out" 2>&1 &
+bg=$!
+sleep 0.7
+"$TOPSPROF" start --session utiltest >/dev/null 2>&1 || die "topsprof start failed"
+wait "$bg" || die "the run that was started late failed: $(cat "$TMP/bg.out")"
+out=$(cat "$TMP/bg.out")
+read -r n hz <<<"$(samples CPU)"
+expect_between "samples after a start 0.7 s into a 1.5 s run, at 50 Hz" "$n" 15 45
 
 # --- 10 Hz, memory only, into a vpd: counter rows that cover the run ----------------------------
 run "$TOPSPROF" --memory-utilization --utilization-frequency 10 \

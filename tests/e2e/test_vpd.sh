@@ -102,4 +102,15 @@ run "$TOPSPROF" --visual-profiler-merge-from "$TMP/ddp" --visual-profiler-merge-
 expect_rc 0
 [ "$(q "$TMP/ddp.vpd" "SELECT group_concat(rank) FROM (SELECT rank FROM process ORDER BY rank)")" = "0,1,2,3" ] ||
 	die "ddp merged ranks"
+
+# a version 1 file (before stacks and counters) is still imported; merging wants version 2
+mkdir -p "$TMP/v1"
+cp "$(ls "$TMP"/ddp/*-rank0-*.vpd)" "$TMP/v1/old.vpd"
+sqlite3 "$TMP/v1/old.vpd" "UPDATE meta SET value = '1' WHERE key = 'version'"
+run "$TOPSPROF" --import-profile "$TMP/v1/old.vpd"
+expect_rc 0
+expect_out "scalar_add(float*, float*, float*, unsigned long)"
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/v1" --visual-profiler-merge-to "$TMP/v1.vpd"
+expect_rc 1
+expect_err "vpd version 1: merging takes version 2 files"
 done_ok

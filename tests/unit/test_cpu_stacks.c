@@ -20,6 +20,7 @@
 #include "cpustacks.h"
 #include "ksyms.h"
 #include "symbolize.h"
+#include "proccache.h"
 #include "procmaps.h"
 #include "symtab.h"
 
@@ -163,6 +164,39 @@ static void test_build_id_debug_file(void **state)
 	symtab_free(t);
 	check_names(FIX("symfix.stripped"), FIX("symfix"), names, names, 3);
 	unsetenv("TOPSPROF_DEBUG_DIR");
+}
+
+/* the process cache: a live process read whole, gone ones remembered by number; many of them
+ * found again through the index */
+static void test_proccache(void **state)
+{
+	struct proccache pc = { 0 };
+	const struct cached_proc *p;
+	char want[32];
+
+	(void)state;
+	proccache_capture(&pc, (uint32_t)getpid(), 1);
+	for (uint32_t i = 0; i < 300; i++) /* beyond any pid_max: gone at once */
+		proccache_capture(&pc, 0x7fff0000u + i, 1);
+	assert_int_equal(pc.n, 301);
+	p = proccache_find(&pc, (uint32_t)getpid());
+	assert_non_null(p);
+	assert_false(p->gone);
+	assert_true(p->maps.n > 0);
+	assert_string_equal(p->comm, "test_cpu_stacks");
+	for (uint32_t i = 0; i < 300; i++) {
+		p = proccache_find(&pc, 0x7fff0000u + i);
+		assert_non_null(p);
+		assert_true(p->gone);
+		snprintf(want, sizeof(want), "%u", 0x7fff0000u + i);
+		assert_string_equal(p->comm, want);
+	}
+	assert_null(proccache_find(&pc, 0x7ffe0000u));
+	/* seen again: one entry each */
+	proccache_capture(&pc, 0x7fff0000u, 2);
+	assert_int_equal(pc.n, 301);
+	proccache_free(&pc);
+	assert_null(proccache_find(&pc, (uint32_t)getpid()));
 }
 
 static void test_cxx_library(void **state)
@@ -476,6 +510,7 @@ int main(void)
 		cmocka_unit_test(test_pie),
 		cmocka_unit_test(test_minidebuginfo),
 		cmocka_unit_test(test_build_id_debug_file),
+		cmocka_unit_test(test_proccache),
 		cmocka_unit_test(test_cxx_library),
 		cmocka_unit_test(test_not_elf),
 		cmocka_unit_test(test_procmaps_parse),

@@ -87,7 +87,9 @@ static void test_function_ranges(void **state)
 	      "ffffffff81002000 t dup_fn\n"
 	      "ffffffff81002100 T other\n"
 	      "ffffffff81003000 t dup_fn\n"
-	      "ffffffff81003400 T last\n",
+	      "ffffffff81003400 T last\n"
+	      "ffffffff81003400 T __last_alias\n"
+	      "ffffffff81003500 T after\n",
 	      f);
 	fclose(f);
 	assert_int_equal(ksyms_load(&k, path), 0);
@@ -102,6 +104,11 @@ static void test_function_ranges(void **state)
 	assert_int_equal(end[1], 0xffffffff81002100);
 	assert_int_equal(start[2], 0xffffffff81003000);
 	assert_int_equal(end[2], 0xffffffff81003400);
+	/* a name sharing its address with another: it ends where the next address begins */
+	assert_int_equal(kprof_function_ranges(&k, "last", start, end, 4, &n, bad, sizeof(bad)), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(start[0], 0xffffffff81003400);
+	assert_int_equal(end[0], 0xffffffff81003500);
 	assert_int_equal(
 		kprof_function_ranges(&k, "futex_wait,nope", start, end, 4, &n, bad, sizeof(bad)),
 		-ENOENT);
@@ -187,6 +194,15 @@ static void test_bpf_live(void **state)
 		/* the program's own frames are not shown */
 		assert_null(strstr(s->frames, "bpf_prog_"));
 	}
+	assert_true(found);
+	/* the calls: the child's three futex waits at least, none in the driver */
+	found = false;
+	for (size_t i = 0; i < p.ne; i++)
+		if (!strcmp(p.e[i].name, "futex") && !p.e[i].driver) {
+			found = true;
+			assert_true(p.e[i].calls >= 3);
+			assert_true(p.e[i].total_ns >= 85000000);
+		}
 	assert_true(found);
 	for (size_t i = 0; i < p.ns; i++)
 		assert_int_not_equal(p.s[i].pid, (uint32_t)getpid()); /* never topsprof's own */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Utilization: the /proc parsers on real and damaged text, the series and their summary, a live
  * sampler of the host started, stopped and started again, and the profile file carrying the
- * series and the CPU stacks through an export and an import. */
+ * series, the CPU stacks and the kernel callstacks through an export and an import, and refusing
+ * damaged sections. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -67,9 +68,9 @@ static void test_parse_meminfo(void **state)
 	assert_true(total > avail && avail > 0);
 }
 
-static void test_parse_statm_schedstat(void **state)
+static void test_parse_statm(void **state)
 {
-	uint64_t vsz = 0, rss = 0, ns = 0;
+	uint64_t vsz = 0, rss = 0;
 	char buf[256];
 
 	(void)state;
@@ -81,12 +82,6 @@ static void test_parse_statm_schedstat(void **state)
 	assert_true(procfs_read("/proc/self/statm", buf, sizeof(buf)) > 0);
 	assert_int_equal(usampler_parse_statm(buf, 4096, &vsz, &rss), 0);
 	assert_true(vsz >= rss && rss > 0);
-
-	assert_int_equal(usampler_parse_schedstat("502237304 53672 2\n", &ns), 0);
-	assert_int_equal(ns, 502237304);
-	assert_int_equal(usampler_parse_schedstat("12x 1 2\n", &ns), -EINVAL);
-	assert_int_equal(usampler_parse_schedstat("", &ns), -EINVAL);
-	assert_int_equal(usampler_parse_schedstat("99999999999999999999999 1 1\n", &ns), -EINVAL);
 }
 
 static void test_series_summary(void **state)
@@ -127,44 +122,48 @@ static void test_series_summary(void **state)
 	util_profile_free(&u);
 }
 
-/* a live sampler of the host: a point per period, shares and memory within bounds */
+static void ticks(struct usampler *s, int n)
+{
+	for (int i = 0; i < n; i++) {
+		struct pollfd pfd = { usampler_fd(s), POLLIN, 0 };
+
+		assert_int_equal(poll(&pfd, 1, 1000), 1);
+		usampler_tick(s);
+	}
+}
+
+/* a live sampler of the host at 10 Hz: a point per period, shares and memory within bounds; none
+ * while stopped; started again, a fresh interval */
 static void test_sampler_live(void **state)
 {
 	struct usampler_opts o = {
-		.cpu = true, .mem = true, .collecting = true, .hz = 50, .pid_map_fd = -1
+		.cpu = true, .mem = true, .collecting = true, .hz = 10, .pid_map_fd = -1
 	};
 	struct util_profile u = { 0 };
 	struct util_summary sum;
 	struct usampler *s;
-	int got = 0;
 
 	(void)state;
 	assert_int_equal(usampler_open(&s, &o, &u), 0);
-	assert_int_equal(u.hz, 50);
+	assert_int_equal(u.hz, 10);
 	assert_true(u.ncpus >= 1);
-	while (got < 10) {
-		struct pollfd pfd = { usampler_fd(s), POLLIN, 0 };
-
-		assert_int_equal(poll(&pfd, 1, 1000), 1);
-		usampler_tick(s);
-		got++;
-	}
-	assert_int_equal(u.n, 1); /* the host only, without a process map */
+	assert_int_equal(u.n, 1); /* the host's series comes first, and alone without a map */
 	assert_int_equal(u.s[0].pid, UTIL_HOST_PID);
-	assert_int_equal(u.s[0].n, 10);
+	ticks(s, 5);
+	assert_int_equal(u.n, 1);
+	assert_int_equal(u.s[0].n, 5);
 	util_summarize(&u.s[0], &sum);
 	assert_true(sum.cpu_max <= 100.0);
 	assert_true(sum.rss_max > 0 && sum.rss_max <= u.mem_total);
-	/* stopped: no samples; started again: a fresh interval */
+	assert_true(sum.last_ns - sum.first_ns >= 350000000ull);
 	usampler_set_collecting(s, false);
-	{
-		struct pollfd pfd = { usampler_fd(s), POLLIN, 0 };
-
-		assert_int_equal(poll(&pfd, 1, 1000), 1);
-		usampler_tick(s);
-	}
-	assert_int_equal(u.s[0].n, 10);
+	ticks(s, 2);
+	assert_int_equal(u.s[0].n, 5);
 	usampler_set_collecting(s, true);
+	ticks(s, 2);
+	assert_int_equal(u.s[0].n, 7);
+	/* the first point after the restart is a period after it, not after the stop */
+	assert_true(u.s[0].v[5].t_ns - u.s[0].v[4].t_ns >= 250000000ull);
 	usampler_close(s);
 	util_profile_free(&u);
 }
@@ -209,7 +208,39 @@ static void test_profile_roundtrip(void **state)
 	assert_int_equal(util_add(s, &p), 0);
 	assert_int_equal(util_add(&m.util.s[0], &p), 0);
 
+	m.kernel.collected = true;
+	m.kernel.mechanism = strdup("tracepoints");
+	m.kernel.filter = strdup("all");
+	m.kernel.lost_stacks = 9;
+	assert_int_equal(kernel_add_entry(&m.kernel, "futex", true, 4, 400, 200), 0);
+	{
+		struct kernel_stack k = { .pid = 7,
+					  .comm = "app",
+					  .entry = "futex",
+					  .driver = true,
+					  .offcpu = true,
+					  .frames = "main;schedule_[k]",
+					  .count = 4,
+					  .total_ns = 400,
+					  .max_ns = 200 };
+
+		assert_int_equal(kernel_add_stack(&m.kernel, &k), 0);
+		k.entry = NULL;
+		k.driver = false;
+		assert_int_equal(kernel_add_stack(&m.kernel, &k), 0);
+	}
+	kernel_profile_finish(&m.kernel);
+
 	roundtrip(&m, &back);
+	assert_true(back.kernel.collected);
+	assert_string_equal(back.kernel.mechanism, "tracepoints");
+	assert_string_equal(back.kernel.filter, "all");
+	assert_int_equal(back.kernel.lost_stacks, 9);
+	assert_int_equal(back.kernel.ne, 1);
+	assert_int_equal(back.kernel.e[0].calls, 4);
+	assert_int_equal(back.kernel.ns, 2);
+	assert_string_equal(back.kernel.s[0].frames, "main;schedule_[k]");
+	assert_true(back.kernel.s[0].entry == NULL || back.kernel.s[1].entry == NULL);
 	assert_true(back.cpu.sampled);
 	assert_int_equal(back.cpu.hz, 99);
 	assert_int_equal(back.cpu.samples, 35);
@@ -231,9 +262,40 @@ static void test_profile_roundtrip(void **state)
 	assert_memory_equal(&back.util.s[1].v[0], &p, sizeof(p));
 	model_free(&back);
 
+	/* the samplers' sections alone (as the raw data carries them), whole and damaged */
+	{
+		unsigned char *p;
+		size_t len;
+		char err[256];
+
+		assert_int_equal(store_encode_samples(&m, &p, &len), 0);
+		model_init(&back);
+		assert_int_equal(store_decode_samples(p, len, &back, err, sizeof(err)), 0);
+		assert_int_equal(back.util.n, 2);
+		assert_int_equal(back.kernel.ns, 2);
+		model_free(&back);
+		for (size_t cut = 1; cut < len; cut += 7) {
+			model_init(&back);
+			/* a cut section: an error or what came before it, never a crash */
+			store_decode_samples(p, len - cut, &back, err, sizeof(err));
+			model_free(&back);
+		}
+		/* a header claiming more points than the bytes could hold */
+		model_init(&back);
+		for (size_t i = 0; i + 4 <= len; i++)
+			if (!memcmp(p + i, "UTIL", 4)) {
+				memset(p + i + 16 + 2 + 4 + 4 + 8 + 8 + 4 + 4 + 4, 0xff, 8);
+				break;
+			}
+		assert_int_equal(store_decode_samples(p, len, &back, err, sizeof(err)), -1);
+		model_free(&back);
+		free(p);
+	}
+
 	/* without either option, neither section: an import shows no utilization */
 	m.util.cpu = m.util.mem = false;
 	m.cpu.sampled = false;
+	m.kernel.collected = false;
 	roundtrip(&m, &back);
 	assert_false(back.cpu.sampled);
 	assert_int_equal(back.util.n, 0);
@@ -244,12 +306,9 @@ static void test_profile_roundtrip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_stat),
-		cmocka_unit_test(test_parse_meminfo),
-		cmocka_unit_test(test_parse_statm_schedstat),
-		cmocka_unit_test(test_series_summary),
-		cmocka_unit_test(test_sampler_live),
-		cmocka_unit_test(test_profile_roundtrip),
+		cmocka_unit_test(test_parse_stat),   cmocka_unit_test(test_parse_meminfo),
+		cmocka_unit_test(test_parse_statm),  cmocka_unit_test(test_series_summary),
+		cmocka_unit_test(test_sampler_live), cmocka_unit_test(test_profile_roundtrip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
