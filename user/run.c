@@ -309,11 +309,14 @@ static int setup_kernel(struct run *r, int pid_map_fd)
 						  [KFILTER_ALL] = KC_FILTER_ALL,
 						  [KFILTER_KMD] = KC_FILTER_KMD,
 						  [KFILTER_FUNCS] = KC_FILTER_FUNCS };
-	struct kprof_opts ko = { .filter = filters[cli->kfilter],
-				 .functions = cli->kfilter_functions,
-				 .kmd_module = cli->kmd_module,
-				 .collecting = cli->profile_from_start,
-				 .pid_map_fd = pid_map_fd };
+	struct kprof_opts ko = {
+		.filter = filters[cli->kfilter],
+		.functions = cli->kfilter_functions,
+		.kmd_module = cli->kmd_module,
+		/* a launched application: from its release on (not its wait for it) */
+		.collecting = cli->profile_from_start && !cli->app_argc,
+		.pid_map_fd = pid_map_fd
+	};
 
 	if (ko.filter == KC_FILTER_CURRENT && cli->given[OPT_SYSTEM_WIDE])
 		ko.filter = KC_FILTER_ALL;
@@ -970,6 +973,9 @@ int cmd_profile(const struct cli *cli)
 	if (r.gcu)
 		gcu_source_sync(r.gcu, &r.m);
 	r.m.span_start_ns = mono_ns();
+	/* the held application's wait to be released is topsprof's, not its own */
+	if (cli->app_argc)
+		kprof_set_collecting(r.kern, r.collecting);
 	if (cli->app_argc && launch_release(&r.app)) {
 		pr_error("starting %s: it ended before it could be released", r.exe);
 		launch_abort(&r.app);
