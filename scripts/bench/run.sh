@@ -135,15 +135,18 @@ dd_under() { # topsprof options...: dd's median wall ms while that topsprof coll
 }
 sleep 600 &
 sleeper=$!
-base=$(dd_median)
+# each against dd alone just before it, so that a drift in the machine's speed falls on both
+base_f=$(dd_median)
 followed=$(dd_under --system-wide --kernel-callstack-filter all)
+base_u=$(dd_median)
 unfollowed=$(dd_under --attach-pid "$sleeper")
 kill "$sleeper"
-per_call() { awk -v a="$1" -v b="$base" -v n="$DD_N" 'BEGIN { printf "%.0f", (a - b) * 1e6 / (2 * n) }'; }
+per_call() { awk -v a="$1" -v b="$2" -v n="$DD_N" 'BEGIN { printf "%.0f", (a - b) * 1e6 / (2 * n) }'; }
 echo "Kernel callstacks, the tracepoint path: dd's $((2 * DD_N)) one-byte system calls take" \
-	"${base} ms alone, ${followed} ms followed ($(ratio "$followed" "$base")x, $(per_call "$followed") ns" \
-	"a call) and ${unfollowed} ms when topsprof follows other processes" \
-	"($(ratio "$unfollowed" "$base")x, $(per_call "$unfollowed") ns a call)."
+	"${followed} ms followed against ${base_f} ms alone ($(ratio "$followed" "$base_f")x," \
+	"$(per_call "$followed" "$base_f") ns a call), and ${unfollowed} ms against ${base_u} ms when" \
+	"topsprof follows other processes ($(ratio "$unfollowed" "$base_u")x," \
+	"$(per_call "$unfollowed" "$base_u") ns a call)."
 # the sampling program's own cost, from the kernel's BPF run-time statistics
 stats_was=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo none)
 if [ "$stats_was" = none ]; then
