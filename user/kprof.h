@@ -18,8 +18,7 @@ struct kprof;
 
 struct kprof_opts {
 	enum kc_filter filter;
-	const char *filter_text; /* as given, for the report */
-	const char *functions;	 /* KC_FILTER_FUNCS: the comma list */
+	const char *functions; /* KC_FILTER_FUNCS: the comma list */
 	const char *kmd_module;
 	bool collecting;
 	int pid_map_fd;	      /* the process tracker's tracked_pids */

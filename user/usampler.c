@@ -8,7 +8,6 @@
 
 #include <bpf/bpf.h>
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,7 +32,7 @@ struct usampler {
 	struct util_profile *u;
 	bool cpu, mem, collecting, primed;
 	int tfd, pid_map_fd;
-	uint64_t page, ticks_hz;
+	uint64_t page;
 	uint64_t last_t;		/* the previous sample */
 	uint64_t host_busy, host_total; /* /proc/stat at the previous host sample */
 	uint64_t host_t;

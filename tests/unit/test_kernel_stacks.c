@@ -153,7 +153,6 @@ static pid_t waiting_child(int go_fd)
 static void test_bpf_live(void **state)
 {
 	struct kprof_opts o = { .filter = KC_FILTER_ALL,
-				.filter_text = "all",
 				.kmd_module = "enflame",
 				.collecting = true,
 				.pid_map_fd = -1 };
