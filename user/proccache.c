@@ -9,9 +9,13 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define REFRESH_EVERY_NS 1000000000ull /* a live process's mappings again (dlopen) */
 #define YOUNG_NS	 1000000000ull /* read at every poll until this old */
@@ -57,6 +61,66 @@ static bool index_room(struct proccache *pc)
 	return true;
 }
 
+#define MAX_HELD 1024 /* files of other mount namespaces held open, at most */
+
+static uint64_t mnt_ns(const char *pid)
+{
+	char path[64];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "/proc/%s/ns/mnt", pid);
+	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
+}
+
+/* the mappings of a process in another mount namespace: each file opened through the process's
+ * root, held (one descriptor per file), and named by its descriptor */
+static void reach_files(struct proccache *pc, uint32_t tgid, struct procmaps *m)
+{
+	char pid[16];
+	uint64_t ns;
+
+	snprintf(pid, sizeof(pid), "%u", tgid);
+	if (!pc->self_mnt_ns)
+		pc->self_mnt_ns = mnt_ns("self");
+	ns = mnt_ns(pid);
+	if (!ns || ns == pc->self_mnt_ns)
+		return;
+	for (size_t i = 0; i < m->n; i++) {
+		struct procmap *p = &m->v[i];
+		char path[PATH_MAX + 32];
+		struct held_file *h = NULL;
+		struct stat st;
+		int fd;
+
+		if (!p->path || p->path[0] != '/')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%u/root%s", tgid, p->path);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* deleted since, or gone */
+		if (fstat(fd, &st)) {
+			close(fd);
+			continue;
+		}
+		for (size_t k = 0; k < pc->nheld && !h; k++)
+			if (pc->held[k].dev == (uint64_t)st.st_dev &&
+			    pc->held[k].ino == (uint64_t)st.st_ino)
+				h = &pc->held[k];
+		if (h) {
+			close(fd);
+		} else if (pc->nheld < MAX_HELD && grow_array((void **)&pc->held, &pc->capheld,
+							      pc->nheld, sizeof(*pc->held))) {
+			h = &pc->held[pc->nheld++];
+			*h = (struct held_file){ (uint64_t)st.st_dev, (uint64_t)st.st_ino, fd };
+		} else {
+			close(fd); /* too many: reachable while the process lives */
+		}
+		if (h)
+			snprintf(path, sizeof(path), "/proc/self/fd/%d", h->fd);
+		p->open_path = strdup(path);
+	}
+}
+
 void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
 {
 	struct cached_proc *p = (struct cached_proc *)proccache_find(pc, tgid);
@@ -93,6 +157,7 @@ void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
 		procmaps_free(&fresh);
 		return;
 	}
+	reach_files(pc, tgid, &fresh);
 	procmaps_free(&p->maps);
 	p->maps = fresh;
 }
@@ -113,6 +178,9 @@ void proccache_free(struct proccache *pc)
 		procmaps_free(&pc->v[i].maps);
 	free(pc->v);
 	free(pc->slots);
+	for (size_t i = 0; i < pc->nheld; i++)
+		close(pc->held[i].fd);
+	free(pc->held);
 	memset(pc, 0, sizeof(*pc));
 }
 

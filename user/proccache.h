@@ -2,7 +2,8 @@
 /* The mappings and names of the processes whose stacks were taken, captured while they live so
  * that their addresses still resolve after they exit. A process is read when first seen, at every
  * poll during its first second (its exec and the dynamic loader change its mappings, and a
- * short-lived one may be gone before long), then once a second (dlopen). */
+ * short-lived one may be gone before long), then once a second (dlopen). The files of a process
+ * in another mount namespace (a container) are opened through /proc/PID/root and held open. */
 #ifndef TOPSPROF_PROCCACHE_H
 #define TOPSPROF_PROCCACHE_H
 
@@ -21,11 +22,20 @@ struct cached_proc {
 	uint64_t first_ns, read_ns;
 };
 
+/* a file of another mount namespace, held open so that it can be read after its process ends */
+struct held_file {
+	uint64_t dev, ino;
+	int fd;
+};
+
 struct proccache {
 	struct cached_proc *v;
 	size_t n, cap;
-	uint32_t *slots; /* open addressing by tgid: index + 1 into v, 0 free */
-	size_t nslots;	 /* a power of two, at least twice n */
+	struct held_file *held; /* by (dev, ino): one descriptor per file */
+	size_t nheld, capheld;
+	uint64_t self_mnt_ns; /* topsprof's mount namespace (its inode); 0: not read yet */
+	uint32_t *slots;      /* open addressing by tgid: index + 1 into v, 0 free */
+	size_t nslots;	      /* a power of two, at least twice n */
 };
 
 /* (re)read a process's mappings and name, as its age asks; now: CLOCK_MONOTONIC ns. A process

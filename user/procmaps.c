@@ -115,8 +115,10 @@ int procmaps_read(struct procmaps *m, int pid)
 
 void procmaps_free(struct procmaps *m)
 {
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].path);
+		free(m->v[i].open_path);
+	}
 	free(m->v);
 	memset(m, 0, sizeof(*m));
 }

@@ -9,7 +9,9 @@
 
 struct procmap {
 	uint64_t start, end, pgoff;
-	char *path; /* a file, or a pseudo name such as [vdso]; NULL when anonymous */
+	char *path;	 /* a file, or a pseudo name such as [vdso]; NULL when anonymous */
+	char *open_path; /* where topsprof opens the file, when not at path (another mount
+			  * namespace's file: "/proc/self/fd/N"); NULL: path */
 };
 
 struct procmaps {

@@ -3,7 +3,8 @@
 # CPU call stack sampling as a user sees it: a sim app with known hot functions on two threads
 # has them at the top of CPU activities with the expected shares and whole stacks; the folded
 # export is what flamegraph.pl reads and agrees with the report; the frequency is honoured;
-# kernel frames are named; a short-lived app's frames still resolve; bad requests say so.
+# kernel frames are named; a short-lived app's frames still resolve, and an app's in another mount
+# namespace; stacks travel through the profile file and raw data; bad requests say so.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
@@ -112,6 +113,24 @@ grep -q '_\[k\]' "$TMP/stress.folded" || die "no kernel frames:"$'\n'"$(cat "$TM
 checks=$((checks + 1))
 grep -qE '^stress;' "$TMP/stress.folded" && grep -qE '(^|;)(main|work|stress_scale)(;| )' "$TMP/stress.folded" ||
 	die "the short-lived app's frames are not named:"$'\n'"$(cat "$TMP/stress.folded")"
+
+# --- an app in another mount namespace (as in a container): its files, invisible to the host at
+# the paths its mappings name, are read through its root -----------------------------------------
+if command -v unshare >/dev/null; then
+	mkdir -p "$TMP/nsroot"
+	run "$TOPSPROF" --cpu-profiling-callstack --runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" \
+		--export-folded "$TMP/ns.folded" unshare -m --propagation private sh -c \
+		"mount -t tmpfs none '$TMP/nsroot' && cp -r '$BIN' '$OUTPUT/sim/lib' '$TMP/nsroot/' &&
+		 exec '$TMP/nsroot/bin/cpu_hot' 300"
+	expect_rc 0
+	checks=$((checks + 1))
+	[ ! -e "$TMP/nsroot/bin/cpu_hot" ] || die "the namespace's files are visible to the host"
+	checks=$((checks + 1))
+	grep -qE '^cpu_hot;.*;main;hot_loop [0-9]+$' "$TMP/ns.folded" ||
+		die "the namespaced app's frames are not named:"$'\n'"$(cat "$TMP/ns.folded")"
+else
+	echo "note: no unshare: the mount namespace case is not run"
+fi
 
 # --- without sampling: the section says so; the export is refused before anything runs -------
 run "$TOPSPROF" "$BIN/cpu_hot" 10
