@@ -184,12 +184,24 @@ void proccache_free(struct proccache *pc)
 	memset(pc, 0, sizeof(*pc));
 }
 
+void proccache_renew(struct proccache *pc, uint32_t tgid, uint64_t now)
+{
+	struct cached_proc *p = (struct cached_proc *)proccache_find(pc, tgid);
+
+	if (p && p->gone) {
+		p->gone = p->pruned = false;
+		p->first_ns = now; /* young again */
+		p->comm[0] = 0;
+	}
+	proccache_capture(pc, tgid, now);
+}
+
 static int on_announced(void *ctx, void *data, size_t size)
 {
 	struct proc_watch *w = ctx;
 
 	if (size >= sizeof(uint32_t))
-		proccache_capture(&w->cache, *(const uint32_t *)data, mono_ns());
+		proccache_renew(&w->cache, *(const uint32_t *)data, mono_ns());
 	return 0;
 }
 
@@ -210,6 +222,14 @@ void proc_watch_poll(struct proc_watch *w, bool all)
 		return;
 	w->walked_ns = now;
 	proccache_capture_map(&w->cache, w->seen_fd, now);
+	for (size_t i = 0; i < w->cache.n; i++) {
+		struct cached_proc *p = &w->cache.v[i];
+
+		if (p->gone && !p->pruned) {
+			bpf_map_delete_elem(w->seen_fd, &p->tgid);
+			p->pruned = true;
+		}
+	}
 }
 
 int proc_watch_epoll_fd(const struct proc_watch *w)

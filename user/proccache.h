@@ -17,6 +17,7 @@
 struct cached_proc {
 	uint32_t tgid;
 	bool gone;
+	bool pruned;		  /* gone, and taken out of the BPF map of processes seen */
 	char comm[TASK_COMM_LEN]; /* made safe for the folded format */
 	struct procmaps maps;
 	uint64_t first_ns, read_ns;
@@ -41,6 +42,9 @@ struct proccache {
 /* (re)read a process's mappings and name, as its age asks; now: CLOCK_MONOTONIC ns. A process
  * gone, or exiting (its mappings read empty), keeps the last ones read. */
 void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now);
+/* a process announced again: its pid was taken by a new process, whose mappings replace the
+ * ones kept (the stacks of both share the pid) */
+void proccache_renew(struct proccache *pc, uint32_t tgid, uint64_t now);
 /* the same for every key (a u32 tgid) of a BPF hash map */
 void proccache_capture_map(struct proccache *pc, int map_fd, uint64_t now);
 const struct cached_proc *proccache_find(const struct proccache *pc, uint32_t tgid);
@@ -48,7 +52,8 @@ void proccache_free(struct proccache *pc);
 
 /* The processes a BPF object took stacks of, watched: it announces each on a ring buffer (a u32
  * tgid) when it takes its first stack, and keeps them all as the keys of a hash map, walked now and
- * then for those whose announcement was lost. */
+ * then for those whose announcement was lost. A process gone leaves the map, so that the map
+ * never fills on a long run, and a new process with its pid is announced anew. */
 struct proc_watch {
 	struct proccache cache;
 	struct ring_buffer *rb;

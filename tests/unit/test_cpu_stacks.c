@@ -195,6 +195,16 @@ static void test_proccache(void **state)
 	/* seen again: one entry each */
 	proccache_capture(&pc, 0x7fff0000u, 2);
 	assert_int_equal(pc.n, 301);
+	/* a pid taken again by a new process (as if this one had been gone): read anew */
+	p = proccache_find(&pc, (uint32_t)getpid());
+	((struct cached_proc *)p)->gone = true;
+	procmaps_free(&((struct cached_proc *)p)->maps);
+	proccache_capture(&pc, (uint32_t)getpid(), 3);
+	assert_int_equal(p->maps.n, 0); /* gone stays gone for the walk */
+	proccache_renew(&pc, (uint32_t)getpid(), 4);
+	assert_false(p->gone);
+	assert_true(p->maps.n > 0);
+	assert_int_equal(pc.n, 301);
 	proccache_free(&pc);
 	assert_null(proccache_find(&pc, (uint32_t)getpid()));
 }
