@@ -904,6 +904,11 @@ static int import_cpu(sqlite3 *db, struct model *m)
 		rc = read_rows(db,
 			       "SELECT p.pid, c.timestamp, c.name, c.value, p.comm FROM counter c"
 			       " JOIN process p ON p.id = c.process_id"
+			       /* a merged file has a host series per file: the first file's is
+				* the one host series of the model */
+			       " WHERE c.name NOT LIKE 'host\\_%' ESCAPE '\\' OR c.process_id ="
+			       " (SELECT MIN(process_id) FROM counter WHERE name LIKE 'host\\_%'"
+			       " ESCAPE '\\')"
 			       " ORDER BY c.name LIKE 'host\\_%' ESCAPE '\\' DESC, c.process_id,"
 			       " c.timestamp, c.id",
 			       m, one_counter);

@@ -137,6 +137,19 @@ run "$TOPSPROF" --import-profile "$vpd"
 expect_rc 0
 expect_out "Memory utilization:"
 expect_out "cpu_hot"
+# two runs merged: each process its series, one host series (the first file's)
+"$TOPSPROF" --quiet --memory-utilization --utilization-frequency 10 \
+	--export-visual-profiler "$TMP/vpd" "$BIN/cpu_hot" 500 || die "the second vpd run failed"
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/vpd" --visual-profiler-merge-to "$TMP/merged.vpd"
+expect_rc 0
+run "$TOPSPROF" --import-profile "$TMP/merged.vpd"
+expect_rc 0
+rows=$(sed -n '/ Memory utilization:/,/^==[0-9]*==$/p' <<<"$out")
+checks=$((checks + 1))
+[ "$(grep -c ' cpu_hot$' <<<"$rows")" = 2 ] && [ "$(grep -c ' host$' <<<"$rows")" = 1 ] ||
+	die "the merged file's series"$'\n'"$out"
+read -r n hz <<<"$(samples Memory)"
+expect_between "the merged samples of one run at 10 Hz over 0.5 s" "$n" 3 7
 
 # --- bad requests ---------------------------------------------------------------------------------
 run "$TOPSPROF" --utilization-frequency 0 --cpu-utilization "$BIN/cpu_hot" 10
