@@ -96,6 +96,22 @@ static double now_s(void)
 	return (double)mono_ns() / 1e9;
 }
 
+/* the processes seen using a GCU (system-wide utilization), and how far the model was read */
+struct gcu_users {
+	uint32_t pids[256];
+	size_t n;
+	size_t calls, ops;
+};
+
+static void gcu_user_add(struct gcu_users *g, uint32_t pid)
+{
+	for (size_t i = 0; i < g->n; i++)
+		if (g->pids[i] == pid)
+			return;
+	if (pid && g->n < sizeof(g->pids) / sizeof(g->pids[0]))
+		g->pids[g->n++] = pid;
+}
+
 /* the files a run writes, their names expanded */
 struct outputs {
 	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX], vpd_dir[PATH_MAX], raw[PATH_MAX];
@@ -109,6 +125,7 @@ struct run {
 	struct tracer *tr;
 	struct cpuprof *cpu;
 	struct usampler *util;
+	struct gcu_users gcu_users;
 	struct kprof *kern;
 	struct ring_buffer *rb;
 	struct gcu_source *gcu;
@@ -382,17 +399,36 @@ static int setup_bpf(struct run *r)
 	return 0;
 }
 
-/* --cpu-utilization, --memory-utilization: the tracked processes (the host only, system-wide) */
+/* system-wide, the processes whose utilization is sampled: those seen using a GCU (their calls,
+ * their GCU records), gathered from what was collected since the last time */
+static size_t gcu_pids(void *ctx, uint32_t *out, size_t max)
+{
+	struct run *r = ctx;
+	struct gcu_users *g = &r->gcu_users;
+
+	if (g->calls > r->m.ncalls || g->ops > r->m.nops) /* topsprof cancel emptied them */
+		g->calls = g->ops = 0;
+	for (; g->calls < r->m.ncalls; g->calls++)
+		gcu_user_add(g, r->m.calls[g->calls].pid);
+	for (; g->ops < r->m.nops; g->ops++)
+		gcu_user_add(g, r->m.ops[g->ops].rec.pid);
+	memcpy(out, g->pids, (g->n < max ? g->n : max) * sizeof(*out));
+	return g->n < max ? g->n : max;
+}
+
+/* --cpu-utilization, --memory-utilization: the tracked processes; system-wide, the host's and
+ * the processes seen using a GCU */
 static int setup_utilization(struct run *r)
 {
 	const struct cli *cli = r->cli;
+	bool all = cli->given[OPT_SYSTEM_WIDE];
 	struct usampler_opts uo = { .cpu = cli->given[OPT_CPU_UTILIZATION],
 				    .mem = cli->given[OPT_MEMORY_UTILIZATION],
 				    .collecting = r->collecting,
 				    .hz = cli->utilization_frequency_hz,
-				    .pid_map_fd = cli->given[OPT_SYSTEM_WIDE]
-							  ? -1
-							  : proctree_map_fd(r->pt) };
+				    .pid_map_fd = all ? -1 : proctree_map_fd(r->pt),
+				    .more_pids = all ? gcu_pids : NULL,
+				    .ctx = r };
 
 	return usampler_open(&r->util, &uo, &r->m.util) ? 1 : 0;
 }

@@ -16,11 +16,14 @@
 
 #define COMM_EVERY     100	    /* samples between re-reads of a process's name (exec) */
 #define HOST_PERIOD_NS 100000000ull /* the host's CPU, at most this often */
+#define MORE_PIDS      256	    /* processes from more_pids, at most */
 
 struct uproc {
 	uint32_t pid;
 	bool seen; /* in this sample's walk of the tracked processes */
 	bool primed;
+	bool late; /* first seen already running (not forked by a tracked one): its earlier time is
+		    * not of the interval it was seen in */
 	uint64_t last_ns; /* its CPU time at the previous sample */
 	double carry_ns;  /* time beyond what every CPU could give in a period, for the next */
 	size_t series;	  /* its series: index into the profile's */
@@ -40,6 +43,8 @@ struct usampler {
 	size_t nprocs, capprocs;
 	uint32_t *keys; /* the tracked processes, as read for one sample */
 	size_t capkeys;
+	size_t (*more_pids)(void *ctx, uint32_t *out, size_t max);
+	void *ctx;
 };
 
 int usampler_parse_stat(const char *text, uint64_t *busy, uint64_t *total)
@@ -147,9 +152,9 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 	if (!p->primed) {
 		p->primed = true;
 		p->last_ns = ns;
-		/* a process that was there when sampling began: its earlier time is not of this
-		 * interval; one that came later started within it */
-		if (!s->primed)
+		/* a process that was there when sampling began, or seen late: its earlier time is
+		 * not of this interval; one forked later started within it */
+		if (!s->primed || p->late)
 			return;
 		p->last_ns = 0;
 	}
@@ -230,6 +235,25 @@ static void sample(struct usampler *s)
 		s->keys[n++] = key;
 		prev = &s->keys[n - 1];
 	}
+	if (s->more_pids && s->capkeys < n + MORE_PIDS) {
+		uint32_t *k = realloc(s->keys, (n + MORE_PIDS) * sizeof(*k));
+
+		if (k) {
+			s->keys = k;
+			s->capkeys = n + MORE_PIDS;
+		}
+	}
+	if (s->more_pids && s->capkeys >= n + MORE_PIDS) {
+		size_t from = n, more = s->more_pids(s->ctx, s->keys + n, MORE_PIDS);
+
+		n += more < MORE_PIDS ? more : MORE_PIDS;
+		for (size_t i = from; i < n; i++) {
+			struct uproc *p = find_or_add(s, s->keys[i]);
+
+			if (p && !p->primed)
+				p->late = true;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct uproc *p = find_or_add(s, s->keys[i]);
 
@@ -274,6 +298,8 @@ int usampler_open(struct usampler **out, const struct usampler_opts *o, struct u
 	s->mem = o->mem;
 	s->collecting = o->collecting;
 	s->pid_map_fd = o->pid_map_fd;
+	s->more_pids = o->more_pids;
+	s->ctx = o->ctx;
 	s->page = page > 0 ? (uint64_t)page : 4096;
 	u->cpu = o->cpu;
 	u->mem = o->mem;

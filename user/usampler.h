@@ -18,7 +18,11 @@ struct usampler_opts {
 	bool cpu, mem;
 	bool collecting;
 	uint32_t hz;
-	int pid_map_fd; /* the process tracker's tracked_pids; -1: the host only */
+	int pid_map_fd; /* the process tracker's tracked_pids; -1: none */
+	/* more processes to sample (system-wide: those seen using a GCU), their first sight a
+	 * baseline: up to max pids into out, the number given; NULL: none */
+	size_t (*more_pids)(void *ctx, uint32_t *out, size_t max);
+	void *ctx;
 };
 
 /* start sampling into u (its settings filled in); 0 or -errno, said */
