@@ -62,8 +62,9 @@ echo "All $threads cores calling, trace mode, default --buffer-size: ${rate} cal
 	"${lost:-0} events lost ($seen of $((N * threads + 1)) calls in the report)."
 
 # CPU call stack sampling: a busy 2-thread app doing a fixed amount of work, under topsprof
-# without and with --cpu-profiling-callstack at 100 Hz; the CPU time of everything (topsprof and
-# the app, user + system), the median of 5 runs each, taken in turns
+# without and with --cpu-profiling-callstack at 100 Hz; the CPU time of both, each measured by
+# itself in ns (the app's CPU-time clock, which the sampling program's runs are charged to, and
+# topsprof's own, as --debug says it), the median of 5 runs each, taken in turns
 ROUNDS=${BENCH_CPU_ROUNDS:-1500}
 cpu_total_ms() { # command...: the CPU ms of the command and its children, with its wall ms
 	local t0 t1 c0 c1 me=$BASHPID # this (sub)shell, whose children's CPU time /proc shows
@@ -75,24 +76,33 @@ cpu_total_ms() { # command...: the CPU ms of the command and its children, with 
 	awk -v c="$((c1 - c0))" -v hz="$(getconf CLK_TCK)" -v a="$t0" -v b="$t1" \
 		'BEGIN { printf "%.0f %.0f\n", c * 1000 / hz, (b - a) * 1000 }'
 }
-# off and on alternate, so that a drift in the machine's speed falls on both alike; prints
-# "off_cpu off_wall on_cpu on_wall" (medians)
+hot_ms() { # topsprof options...: "total_cpu_ms app_ms topsprof_ms wall_ms" of one run
+	local t0 out
+	t0=$EPOCHREALTIME
+	out=$("$TOPSPROF" --quiet --debug --print-app-log "$@" "$BIN/cpu_hot" -n "$ROUNDS" 2>&1) ||
+		{ echo "bench: failed: $out" >&2; return 1; }
+	awk -v a="$t0" -v b="$EPOCHREALTIME" '
+		/cpu_ms=/ { sub(/.*cpu_ms=/, ""); sub(/,.*/, ""); app = $0 }
+		/own CPU time:/ { sub(/.*own CPU time: /, ""); sub(/ ms.*/, ""); own = $0 }
+		END { printf "%.1f %.1f %.1f %.0f\n", app + own, app, own, (b - a) * 1000 }' <<<"$out"
+}
+# off and on alternate, so that a drift in the machine's speed falls on both alike; prints the
+# median runs, "total app topsprof wall" off then on
 compare() { # options...: cpu_hot under topsprof without and with the options
-	local off_runs="" on_runs="" off on
+	local off_runs="" on_runs=""
 	for _ in 1 2 3 4 5; do
-		off_runs+=$(cpu_total_ms "$TOPSPROF" --quiet "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
-		on_runs+=$(cpu_total_ms "$TOPSPROF" --quiet "$@" "$BIN/cpu_hot" -n "$ROUNDS")$'\n'
+		off_runs+=$(hot_ms)$'\n'
+		on_runs+=$(hot_ms "$@")$'\n'
 	done
-	off=$(grep . <<<"$off_runs" | sort -g | sed -n 3p)
-	on=$(grep . <<<"$on_runs" | sort -g | sed -n 3p)
-	echo "$off $on"
+	echo "$(grep . <<<"$off_runs" | sort -g | sed -n 3p) $(grep . <<<"$on_runs" | sort -g | sed -n 3p)"
 }
 share() { awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { printf "%.2f", (a - b) * 100 / w }'; }
-read -r off_cpu off_wall on_cpu on_wall < <(compare --cpu-profiling-callstack)
+read -r off_cpu off_app off_own off_wall on_cpu on_app on_own on_wall < <(compare --cpu-profiling-callstack)
 echo
 echo "CPU call stacks at 100 Hz, a busy 2-thread app ($ROUNDS rounds): ${off_cpu} ms of CPU" \
-	"without sampling, ${on_cpu} ms with ($(ratio "$on_cpu" "$off_cpu")x); the difference is" \
-	"$(share "$on_cpu" "$off_cpu" "$on_wall")% of one core over the ${on_wall} ms run."
+	"without sampling (app ${off_app}, topsprof ${off_own}), ${on_cpu} ms with (app ${on_app}," \
+	"topsprof ${on_own}); the difference is $(share "$on_cpu" "$off_cpu" "$on_wall")% of one core" \
+	"over the ${on_wall} ms run."
 # utilization sampling costs topsprof's own time only (it reads /proc): measured on an idle app
 # (sleep 2), where nothing else moves the CPU time, without and with it at 100 Hz
 idle_runs() { # options...: "cpu wall" medians of topsprof watching sleep 2
