@@ -7,16 +7,26 @@
 #include <libelf.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 int elf_open(const char *path, struct elf_handle *h)
 {
+	struct stat st;
+
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -EINVAL;
-	h->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* a path a profiled process may have put there: never wait on a FIFO, never take a
+	 * terminal, never open a device for real */
+	h->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (h->fd < 0)
 		return -errno;
-	h->e = elf_begin(h->fd, ELF_C_READ_MMAP, NULL);
+	if (fstat(h->fd, &st) || !S_ISREG(st.st_mode)) {
+		close(h->fd);
+		return -ENOEXEC;
+	}
+	/* read, not mapped: a file cut short meanwhile is an error, not a SIGBUS */
+	h->e = elf_begin(h->fd, ELF_C_READ, NULL);
 	if (!h->e || elf_kind(h->e) != ELF_K_ELF) {
 		if (h->e)
 			elf_end(h->e);

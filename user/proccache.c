@@ -4,16 +4,18 @@
 #include "cpustacks.h"
 #include "grow.h"
 #include "monotime.h"
-#include "procfs.h"
+#include "log.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -61,71 +63,109 @@ static bool index_room(struct proccache *pc)
 	return true;
 }
 
-#define MAX_HELD 1024 /* files of other mount namespaces held open, at most */
-
-static uint64_t mnt_ns(const char *pid)
+/* the most files of other mount namespaces held open: a share of what the descriptor limit
+ * allows (not raised: the application inherits topsprof's limits), 1024 at most */
+static size_t held_budget(void)
 {
-	char path[64];
-	struct stat st;
+	struct rlimit rl;
+	size_t n = 1024;
 
-	snprintf(path, sizeof(path), "/proc/%s/ns/mnt", pid);
-	return stat(path, &st) ? 0 : (uint64_t)st.st_ino;
+	if (!getrlimit(RLIMIT_NOFILE, &rl) && rl.rlim_cur != RLIM_INFINITY)
+		n = rl.rlim_cur > 512 ? (size_t)(rl.rlim_cur - 256) / 4 : 64;
+	return n < 1024 ? n : 1024;
 }
 
-/* the mappings of a process in another mount namespace: each file opened through the process's
- * root, held (one descriptor per file), and named by its descriptor */
-static void reach_files(struct proccache *pc, uint32_t tgid, struct procmaps *m)
+/* a file of another mount namespace's process, held: the one it mapped at [start, end), through
+ * /proc/PID/map_files (no path is resolved: no symlink, FIFO or device a process may put at a
+ * path is ever opened), one descriptor per file; NULL when it cannot be held */
+static const struct held_file *hold(struct proccache *pc, int dirfd, const struct procmap *p)
 {
-	char pid[16];
-	uint64_t ns;
+	char name[64];
+	struct held_file *h;
+	struct stat st;
+	int fd;
 
-	snprintf(pid, sizeof(pid), "%u", tgid);
-	if (!pc->self_mnt_ns)
-		pc->self_mnt_ns = mnt_ns("self");
-	ns = mnt_ns(pid);
-	if (!ns || ns == pc->self_mnt_ns)
-		return;
+	snprintf(name, sizeof(name), "map_files/%" PRIx64 "-%" PRIx64, p->start, p->end);
+	fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0)
+		return NULL;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return NULL;
+	}
+	for (size_t k = 0; k < pc->nheld; k++)
+		if (pc->held[k].dev == (uint64_t)st.st_dev &&
+		    pc->held[k].ino == (uint64_t)st.st_ino) {
+			close(fd);
+			return &pc->held[k];
+		}
+	if (!pc->held_max)
+		pc->held_max = held_budget();
+	if (pc->nheld >= pc->held_max ||
+	    !grow_array((void **)&pc->held, &pc->capheld, pc->nheld, sizeof(*pc->held))) {
+		close(fd);
+		if (!pc->held_full)
+			pr_warn("holding %zu files of processes in other mount namespaces, the most "
+				"allowed: frames in further files of theirs stay unnamed",
+				pc->nheld);
+		pc->held_full = true;
+		return NULL;
+	}
+	h = &pc->held[pc->nheld++];
+	*h = (struct held_file){ (uint64_t)st.st_dev, (uint64_t)st.st_ino, fd };
+	return h;
+}
+
+/* another mount namespace's mappings: each file held, and read through its descriptor */
+static void reach_files(struct proccache *pc, int dirfd, struct procmaps *m)
+{
 	for (size_t i = 0; i < m->n; i++) {
 		struct procmap *p = &m->v[i];
-		char path[PATH_MAX + 32];
-		struct held_file *h = NULL;
-		struct stat st;
-		int fd;
+		const struct held_file *h;
+		char path[64];
 
 		if (!p->path || p->path[0] != '/')
 			continue;
-		snprintf(path, sizeof(path), "/proc/%u/root%s", tgid, p->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue; /* deleted since, or gone */
-		if (fstat(fd, &st)) {
-			close(fd);
+		p->foreign = true;
+		h = hold(pc, dirfd, p);
+		if (!h)
 			continue;
-		}
-		for (size_t k = 0; k < pc->nheld && !h; k++)
-			if (pc->held[k].dev == (uint64_t)st.st_dev &&
-			    pc->held[k].ino == (uint64_t)st.st_ino)
-				h = &pc->held[k];
-		if (h) {
-			close(fd);
-		} else if (pc->nheld < MAX_HELD && grow_array((void **)&pc->held, &pc->capheld,
-							      pc->nheld, sizeof(*pc->held))) {
-			h = &pc->held[pc->nheld++];
-			*h = (struct held_file){ (uint64_t)st.st_dev, (uint64_t)st.st_ino, fd };
-		} else {
-			close(fd); /* too many: reachable while the process lives */
-		}
-		if (h)
-			snprintf(path, sizeof(path), "/proc/self/fd/%d", h->fd);
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", h->fd);
 		p->open_path = strdup(path);
 	}
+}
+
+/* whether the process of dirfd lives in another mount namespace (also when it cannot be told) */
+static bool foreign_ns(struct proccache *pc, int dirfd)
+{
+	struct stat st;
+
+	if (!pc->self_mnt_ns)
+		pc->self_mnt_ns = stat("/proc/self/ns/mnt", &st) ? 1 : (uint64_t)st.st_ino;
+	return fstatat(dirfd, "ns/mnt", &st, 0) || (uint64_t)st.st_ino != pc->self_mnt_ns;
+}
+
+static void read_comm_at(int dirfd, char *comm, size_t len)
+{
+	int fd = openat(dirfd, "comm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, comm, len - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return; /* kept as it was */
+	comm[n] = 0;
+	comm[strcspn(comm, "\n")] = 0;
+	cpu_frame_sanitize(comm);
 }
 
 void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
 {
 	struct cached_proc *p = (struct cached_proc *)proccache_find(pc, tgid);
 	struct procmaps fresh;
-	int err;
+	char dir[32];
+	int dirfd, fd, err;
+	bool foreign;
 
 	if (!p) {
 		if (!index_room(pc) ||
@@ -136,28 +176,40 @@ void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
 		p->tgid = tgid;
 		p->first_ns = now;
 		pc->slots[slot_of(pc, tgid)] = (uint32_t)pc->n;
+		snprintf(p->comm, sizeof(p->comm), "%u", tgid);
 	} else if (p->gone ||
 		   (now - p->first_ns >= YOUNG_NS && now - p->read_ns < REFRESH_EVERY_NS)) {
 		return;
 	}
 	p->read_ns = now;
-	err = procmaps_read(&fresh, (int)tgid);
+	/* one look at the process: its namespace, mappings and files all of the same one, not of
+	 * a successor with its pid */
+	snprintf(dir, sizeof(dir), "/proc/%u", tgid);
+	dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dirfd < 0) {
+		p->gone = errno == ENOENT || errno == ESRCH;
+		return;
+	}
+	foreign = foreign_ns(pc, dirfd);
+	fd = openat(dirfd, "maps", O_RDONLY | O_CLOEXEC);
+	err = fd < 0 ? -errno : procmaps_read_fd(&fresh, fd);
 	if (err) {
 		p->gone = err == -ENOENT || err == -ESRCH;
-		if (!p->comm[0])
-			snprintf(p->comm, sizeof(p->comm), "%u", tgid);
+		close(dirfd);
 		return;
 	}
 	/* again each time: an exec renames it (an exiting process keeps the name it had) */
-	if (fresh.n || !p->comm[0]) {
-		procfs_comm(tgid, p->comm, sizeof(p->comm));
-		cpu_frame_sanitize(p->comm);
-	}
+	if (fresh.n || !p->read_once)
+		read_comm_at(dirfd, p->comm, sizeof(p->comm));
+	p->read_once = true;
 	if (!fresh.n) { /* exiting, or a kernel thread */
 		procmaps_free(&fresh);
+		close(dirfd);
 		return;
 	}
-	reach_files(pc, tgid, &fresh);
+	if (foreign)
+		reach_files(pc, dirfd, &fresh);
+	close(dirfd);
 	procmaps_free(&p->maps);
 	p->maps = fresh;
 }
@@ -167,7 +219,14 @@ void proccache_capture_map(struct proccache *pc, int map_fd, uint64_t now)
 	uint32_t k, *prev = NULL;
 
 	while (!bpf_map_get_next_key(map_fd, prev, &k)) {
-		proccache_capture(pc, k, now);
+		const struct cached_proc *p = proccache_find(pc, k);
+
+		/* a process taken out of the map as gone, in it again: a new one with its pid,
+		 * whose announcement was lost */
+		if (p && p->pruned)
+			proccache_renew(pc, k, now);
+		else
+			proccache_capture(pc, k, now);
 		prev = &k;
 	}
 }
@@ -191,7 +250,7 @@ void proccache_renew(struct proccache *pc, uint32_t tgid, uint64_t now)
 	if (p && p->gone) {
 		p->gone = p->pruned = false;
 		p->first_ns = now; /* young again */
-		p->comm[0] = 0;
+		p->read_once = false;
 	}
 	proccache_capture(pc, tgid, now);
 }

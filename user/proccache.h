@@ -2,8 +2,9 @@
 /* The mappings and names of the processes whose stacks were taken, captured while they live so
  * that their addresses still resolve after they exit. A process is read when first seen, at every
  * poll during its first second (its exec and the dynamic loader change its mappings, and a
- * short-lived one may be gone before long), then once a second (dlopen). The files of a process
- * in another mount namespace (a container) are opened through /proc/PID/root and held open. */
+ * short-lived one may be gone before long), then once a second (dlopen). The files a process in
+ * another mount namespace (a container) mapped are opened through /proc/PID/map_files and held
+ * open; they are never looked up by their paths on this host. */
 #ifndef TOPSPROF_PROCCACHE_H
 #define TOPSPROF_PROCCACHE_H
 
@@ -18,6 +19,7 @@ struct cached_proc {
 	uint32_t tgid;
 	bool gone;
 	bool pruned;		  /* gone, and taken out of the BPF map of processes seen */
+	bool read_once;		  /* its name read at least once */
 	char comm[TASK_COMM_LEN]; /* made safe for the folded format */
 	struct procmaps maps;
 	uint64_t first_ns, read_ns;
@@ -34,6 +36,8 @@ struct proccache {
 	size_t n, cap;
 	struct held_file *held; /* by (dev, ino): one descriptor per file */
 	size_t nheld, capheld;
+	size_t held_max;      /* 0: not set yet */
+	bool held_full;	      /* said */
 	uint64_t self_mnt_ns; /* topsprof's mount namespace (its inode); 0: not read yet */
 	uint32_t *slots;      /* open addressing by tgid: index + 1 into v, 0 free */
 	size_t nslots;	      /* a power of two, at least twice n */

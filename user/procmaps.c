@@ -5,10 +5,12 @@
 #include "grow.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int parse_line(struct procmaps *m, const char *line, size_t len)
 {
@@ -75,16 +77,29 @@ int procmaps_parse(struct procmaps *m, const char *text)
 
 int procmaps_read(struct procmaps *m, int pid)
 {
-	char path[64], *text = NULL;
+	char path[64];
+	int fd;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	return fd < 0 ? -errno : procmaps_read_fd(m, fd);
+}
+
+int procmaps_read_fd(struct procmaps *m, int fd)
+{
+	char *text = NULL;
 	size_t cap = 0, n = 0;
 	FILE *f;
 	int err;
 
 	memset(m, 0, sizeof(*m));
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
+	f = fdopen(fd, "r");
+	if (!f) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
 	for (;;) {
 		size_t got;
 

@@ -4,6 +4,7 @@
 #ifndef TOPSPROF_PROCMAPS_H
 #define TOPSPROF_PROCMAPS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +13,7 @@ struct procmap {
 	char *path;	 /* a file, or a pseudo name such as [vdso]; NULL when anonymous */
 	char *open_path; /* where topsprof opens the file, when not at path (another mount
 			  * namespace's file: "/proc/self/fd/N"); NULL: path */
+	bool foreign;	 /* another mount namespace's: never looked up at path on this host */
 };
 
 struct procmaps {
@@ -24,6 +26,8 @@ struct procmaps {
 int procmaps_parse(struct procmaps *m, const char *text);
 /* Read /proc/PID/maps: 0, or -errno (-ENOENT once the process is gone). */
 int procmaps_read(struct procmaps *m, int pid);
+/* The same from an open maps file, which it closes. */
+int procmaps_read_fd(struct procmaps *m, int fd);
 void procmaps_free(struct procmaps *m);
 
 /* The mapping holding addr, and the file offset addr stands for; NULL when none does. */

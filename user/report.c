@@ -324,8 +324,8 @@ static void util_head(FILE *out, uint32_t pid, const char *what, const struct ut
 	fprintf(out, "==%u== %s utilization:\n", pid, what);
 	fprintf(out, "==%u==     %zu samples at %u Hz over %s", pid, longest.samples, u->hz,
 		fmt_time(t, (double)(longest.last_ns - longest.first_ns)));
-	if (u->hz > 10)
-		fprintf(out, " (the host's at 10 Hz)");
+	if (u->hz > 10 && u->n && u->s[0].pid == UTIL_HOST_PID)
+		fprintf(out, " (the host's: %zu, /proc/stat counts in 10 ms ticks)", u->s[0].n);
 	if (u->missed)
 		fprintf(out, ", %llu sampling periods missed", (unsigned long long)u->missed);
 	fputc('\n', out);

@@ -101,6 +101,7 @@ struct gcu_users {
 	uint32_t pids[256];
 	size_t n;
 	size_t calls, ops;
+	bool full; /* said */
 };
 
 static void gcu_user_add(struct gcu_users *g, uint32_t pid)
@@ -110,6 +111,12 @@ static void gcu_user_add(struct gcu_users *g, uint32_t pid)
 			return;
 	if (pid && g->n < sizeof(g->pids) / sizeof(g->pids[0]))
 		g->pids[g->n++] = pid;
+	else if (pid && !g->full) {
+		g->full = true;
+		pr_warn("utilization: %zu processes seen using a GCU, the most followed: further ones "
+			"are not sampled",
+			g->n);
+	}
 }
 
 /* the files a run writes, their names expanded */

@@ -59,7 +59,8 @@ const char *symbolize_user(struct symbolizer *s, const struct procmaps *m, uint6
 	}
 	base = strrchr(p->path, '/');
 	base = base ? base + 1 : p->path;
-	if (p->path[0] == '/' && (t = file_symtab(s, p->open_path ? p->open_path : p->path)) &&
+	if (p->path[0] == '/' && (p->open_path || !p->foreign) &&
+	    (t = file_symtab(s, p->open_path ? p->open_path : p->path)) &&
 	    symtab_offset_to_vaddr(t, off, &v) && (name = symtab_find(t, v, &d))) {
 		snprintf(buf, len, "%s", name);
 		return buf;

@@ -14,9 +14,8 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#define COMM_EVERY     100	    /* samples between re-reads of a process's name (exec) */
-#define HOST_PERIOD_NS 100000000ull /* the host's CPU, at most this often */
-#define MORE_PIDS      256	    /* processes from more_pids, at most */
+#define COMM_EVERY 100 /* samples between re-reads of a process's name (exec) */
+#define MORE_PIDS  256 /* processes from more_pids, at most */
 
 struct uproc {
 	uint32_t pid;
@@ -24,6 +23,7 @@ struct uproc {
 	bool primed;
 	bool late; /* first seen already running (not forked by a tracked one): its earlier time is
 		    * not of the interval it was seen in */
+	uint64_t start;	  /* when it started (/proc/PID/stat), to tell a pid taken again */
 	uint64_t last_ns; /* its CPU time at the previous sample */
 	double carry_ns;  /* time beyond what every CPU could give in a period, for the next */
 	size_t series;	  /* its series: index into the profile's */
@@ -38,7 +38,7 @@ struct usampler {
 	uint64_t page;
 	uint64_t last_t;		/* the previous sample */
 	uint64_t host_busy, host_total; /* /proc/stat at the previous host sample */
-	uint64_t host_t;
+	uint32_t host_every, host_tick;
 	struct uproc *procs;
 	size_t nprocs, capprocs;
 	uint32_t *keys; /* the tracked processes, as read for one sample */
@@ -74,6 +74,27 @@ static int meminfo_field(const char *text, const char *key, uint64_t *kb)
 			return 0;
 		}
 	return -EINVAL;
+}
+
+int usampler_parse_pidstat(const char *text, uint64_t *start, uint32_t *threads)
+{
+	/* after the name, which may hold anything, up to its last ')' */
+	const char *p = strrchr(text, ')');
+	unsigned long long st;
+	unsigned long th;
+
+	/* state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+	 * cutime cstime priority nice num_threads itrealvalue starttime */
+	if (!p ||
+	    sscanf(p + 1,
+		   " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d %lu %*d "
+		   "%llu",
+		   &th, &st) != 2 ||
+	    !th)
+		return -EINVAL;
+	*threads = (uint32_t)th;
+	*start = st;
+	return 0;
 }
 
 int usampler_parse_meminfo(const char *text, uint64_t *total, uint64_t *available)
@@ -138,9 +159,24 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 {
 	struct util_point pt = { .t_ns = t };
 	struct util_series *ser;
-	char path[64], buf[256];
-	uint64_t ns = 0;
+	char path[64], buf[1024];
+	uint64_t ns = 0, start;
+	uint32_t threads;
+	double most;
 
+	/* the process with this pid now: another one than before when it started at another time
+	 * (the pid was taken again): a series of its own, from when it was seen */
+	snprintf(path, sizeof(path), "/proc/%u/stat", p->pid);
+	if (procfs_read(path, buf, sizeof(buf)) <= 0 ||
+	    usampler_parse_pidstat(buf, &start, &threads))
+		return; /* gone */
+	if (p->start && start != p->start) {
+		p->primed = p->has_series = false;
+		p->late = true;
+		p->carry_ns = 0;
+		p->comm_age = 0;
+	}
+	p->start = start;
 	if (s->cpu && proc_run_ns(p->pid, &ns))
 		return;
 	if (s->mem) {
@@ -159,10 +195,11 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 		p->last_ns = 0;
 	}
 	/* another process's CPU clock brings a running thread's time up to date only at its
-	 * scheduler ticks: a period can show some of the next one's time. More than every CPU
-	 * could give is carried over to the next period, so the total stays exact */
+	 * scheduler ticks: a period can show some of the next one's time. More than its threads
+	 * (or every CPU) could give is carried over to the next period: the total stays exact */
+	most = dt * (threads < s->u->ncpus ? threads : s->u->ncpus);
 	if (ns >= p->last_ns && dt > 0) {
-		double run = (double)(ns - p->last_ns) + p->carry_ns, most = dt * s->u->ncpus;
+		double run = (double)(ns - p->last_ns) + p->carry_ns;
 
 		p->carry_ns = run > most ? run - most : 0;
 		pt.cpu = 100.0 * (run > most ? most : run) / dt;
@@ -189,10 +226,11 @@ static void sample_host(struct usampler *s, uint64_t t)
 	uint64_t busy, total, mtotal, avail;
 	bool prev = s->primed;
 
-	/* /proc/stat counts in 10 ms ticks: shorter periods would read 0, 50 or 100% */
-	if (prev && t - s->host_t < HOST_PERIOD_NS * 9 / 10)
+	/* /proc/stat counts in 10 ms ticks: shorter periods would read 0, 50 or 100%. Every
+	 * host_every-th sample: at 10 Hz or less */
+	if (prev && ++s->host_tick < s->host_every)
 		return;
-	s->host_t = t;
+	s->host_tick = 0;
 
 	if (s->cpu) {
 		if (procfs_read("/proc/stat", buf, sizeof(buf)) <= 0 ||
@@ -273,8 +311,10 @@ static void sample(struct usampler *s)
 static void prime(struct usampler *s)
 {
 	s->primed = false;
-	for (size_t i = 0; i < s->nprocs; i++)
+	for (size_t i = 0; i < s->nprocs; i++) {
 		s->procs[i].primed = false;
+		s->procs[i].carry_ns = 0; /* of the time before the stop */
+	}
 	sample(s);
 }
 
@@ -298,6 +338,7 @@ int usampler_open(struct usampler **out, const struct usampler_opts *o, struct u
 	s->mem = o->mem;
 	s->collecting = o->collecting;
 	s->pid_map_fd = o->pid_map_fd;
+	s->host_every = (o->hz + 9) / 10;
 	s->more_pids = o->more_pids;
 	s->ctx = o->ctx;
 	s->page = page > 0 ? (uint64_t)page : 4096;

@@ -38,5 +38,7 @@ void usampler_set_collecting(struct usampler *s, bool on);
 int usampler_parse_stat(const char *text, uint64_t *busy, uint64_t *total);
 int usampler_parse_meminfo(const char *text, uint64_t *total, uint64_t *available);
 int usampler_parse_statm(const char *text, uint64_t page, uint64_t *vsz, uint64_t *rss);
+/* /proc/PID/stat: when the process started (clock ticks after boot) and its threads */
+int usampler_parse_pidstat(const char *text, uint64_t *start, uint32_t *threads);
 
 #endif

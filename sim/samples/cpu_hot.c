@@ -5,6 +5,8 @@
  * cpu_hot -n ROUNDS: a fixed amount of work instead (the benchmark's), reporting the CPU time the
  * process took for it
  * cpu_hot -s MS: for MS milliseconds, one short-lived thread after another, each busy 5 ms
+ * cpu_hot -p PRE MS: busy PRE milliseconds on one thread before its first GCU call, idle a
+ * second after it, then as cpu_hot MS
  * Each reports the CPU time it took (cpu_ms) and how long it ran (wall_ms). */
 #include <pthread.h>
 #include <string.h>
@@ -92,17 +94,31 @@ static int short_threads(double ms)
 
 int main(int argc, char **argv)
 {
-	double ms = argc > 1 ? atof(argv[1]) : 1000, cpu0 = cpu_ms(), t0 = now_ms();
+	double ms = argc > 1 ? atof(argv[1]) : 1000, cpu0 = cpu_ms(), t0 = now_ms(), idle = 0;
 	pthread_t t;
 	void *d;
 
 	if (argc > 2 && !strcmp(argv[1], "-s"))
 		return short_threads(atof(argv[2]));
+	if (argc > 3 && !strcmp(argv[1], "-p")) {
+		/* busy before its first GCU call, idle a second after it, then as usual: what it
+		 * reports is of the time from its first call */
+		warm_loop(atof(argv[2]));
+		ms = atof(argv[3]);
+		idle = 1000;
+		cpu0 = cpu_ms();
+		t0 = now_ms();
+	}
 	if (argc > 2 && !strcmp(argv[1], "-n")) {
 		rounds = atol(argv[2]);
 		ms = 1; /* the whole of the rounds */
 	}
 	CHECK(topsMalloc(&d, 4096));
+	if (idle) {
+		struct timespec ts = { (time_t)(idle / 1000), (long)((long)idle % 1000) * 1000000 };
+
+		nanosleep(&ts, NULL);
+	}
 	if (pthread_create(&t, NULL, worker, &ms)) {
 		fprintf(stderr, "cpu_hot: pthread_create failed\n");
 		return 1;

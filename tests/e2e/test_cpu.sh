@@ -128,8 +128,27 @@ if command -v unshare >/dev/null; then
 	checks=$((checks + 1))
 	grep -qE '^cpu_hot;.*;main;hot_loop [0-9]+$' "$TMP/ns.folded" ||
 		die "the namespaced app's frames are not named:"$'\n'"$(cat "$TMP/ns.folded")"
+	# the library it mapped deleted, and a FIFO put where its path says "(deleted)": topsprof,
+	# attached, reads the mapped file itself and neither waits on the FIFO nor opens it
+	mkdir -p "$TMP/nsroot2"
+	unshare -m --propagation private sh -c \
+		"mount -t tmpfs none '$TMP/nsroot2' && cp -r '$BIN' '$OUTPUT/sim/lib' '$TMP/nsroot2/' ||
+		 exit 1
+		 (sleep 0.5; rm '$TMP/nsroot2/lib/libtopsrt.so.1' &&
+		  mkfifo '$TMP/nsroot2/lib/libtopsrt.so.1 (deleted)') &
+		 exec '$TMP/nsroot2/bin/cpu_hot' 5000" >/dev/null 2>&1 &
+	app=$!
+	sleep 1.5
+	run timeout 30 "$TOPSPROF" --attach-pid "$app" --duration 1.5 --cpu-profiling-callstack \
+		--runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" --export-folded "$TMP/fifo.folded"
+	kill "$app" 2>/dev/null
+	wait "$app" 2>/dev/null
+	expect_rc 0 "a FIFO at a deleted library's path must not stall topsprof"
+	checks=$((checks + 1))
+	grep -qE '^cpu_hot;.*;main;hot_loop [0-9]+$' "$TMP/fifo.folded" ||
+		die "the attached app's frames are not named:"$'\n'"$(cat "$TMP/fifo.folded")"
 else
-	echo "note: no unshare: the mount namespace case is not run"
+	echo "note: no unshare: the mount namespace cases are not run"
 fi
 
 # --- without sampling: the section says so; the export is refused before anything runs -------

@@ -84,6 +84,29 @@ static void test_parse_statm(void **state)
 	assert_true(vsz >= rss && rss > 0);
 }
 
+static void test_parse_pidstat(void **state)
+{
+	uint64_t start = 0;
+	uint32_t threads = 0;
+	char buf[1024];
+
+	(void)state;
+	/* a name with spaces and parentheses: the fields are counted from its last ')' */
+	assert_int_equal(
+		usampler_parse_pidstat("42 (a) (b c)) S 1 42 42 0 -1 4194560 100 0 0 0 7 3 "
+				       "0 0 20 0 5 0 123456 1000 50 18446744073709551615",
+				       &start, &threads),
+		0);
+	assert_int_equal(threads, 5);
+	assert_int_equal(start, 123456);
+	assert_int_equal(usampler_parse_pidstat("42 (x S 1", &start, &threads), -EINVAL);
+	assert_int_equal(usampler_parse_pidstat("42 (x) S 1 2 3", &start, &threads), -EINVAL);
+	assert_true(procfs_read("/proc/self/stat", buf, sizeof(buf)) > 0);
+	assert_int_equal(usampler_parse_pidstat(buf, &start, &threads), 0);
+	assert_int_equal(threads, 1);
+	assert_true(start > 0);
+}
+
 static void test_series_summary(void **state)
 {
 	struct util_profile u = { 0 };
@@ -306,9 +329,10 @@ static void test_profile_roundtrip(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_parse_stat),   cmocka_unit_test(test_parse_meminfo),
-		cmocka_unit_test(test_parse_statm),  cmocka_unit_test(test_series_summary),
-		cmocka_unit_test(test_sampler_live), cmocka_unit_test(test_profile_roundtrip),
+		cmocka_unit_test(test_parse_stat),	  cmocka_unit_test(test_parse_meminfo),
+		cmocka_unit_test(test_parse_statm),	  cmocka_unit_test(test_parse_pidstat),
+		cmocka_unit_test(test_series_summary),	  cmocka_unit_test(test_sampler_live),
+		cmocka_unit_test(test_profile_roundtrip),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
