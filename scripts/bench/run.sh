@@ -94,15 +94,17 @@ compare() { # options...: cpu_hot under topsprof without and with the options
 		off_runs+=$(hot_ms)$'\n'
 		on_runs+=$(hot_ms "$@")$'\n'
 	done
-	echo "$(grep . <<<"$off_runs" | sort -g | sed -n 3p) $(grep . <<<"$on_runs" | sort -g | sed -n 3p)"
+	echo "$(grep . <<<"$off_runs" | sort -g | sed -n 3p) $(grep . <<<"$on_runs" | sort -g | sed -n 3p)" \
+		"$(grep . <<<"$off_runs" | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo, hi }')"
 }
 share() { awk -v a="$1" -v b="$2" -v w="$3" 'BEGIN { printf "%.2f", (a - b) * 100 / w }'; }
-read -r off_cpu off_app off_own off_wall on_cpu on_app on_own on_wall < <(compare --cpu-profiling-callstack)
+read -r off_cpu off_app off_own off_wall on_cpu on_app on_own on_wall lo hi < <(compare --cpu-profiling-callstack)
 echo
 echo "CPU call stacks at 100 Hz, a busy 2-thread app ($ROUNDS rounds): ${off_cpu} ms of CPU" \
-	"without sampling (app ${off_app}, topsprof ${off_own}), ${on_cpu} ms with (app ${on_app}," \
-	"topsprof ${on_own}); the difference is $(share "$on_cpu" "$off_cpu" "$on_wall")% of one core" \
-	"over the ${on_wall} ms run."
+	"without sampling (app ${off_app}, topsprof ${off_own}; the five runs from ${lo} to ${hi})," \
+	"${on_cpu} ms with (app ${on_app}, topsprof ${on_own}); the difference is" \
+	"$(share "$on_cpu" "$off_cpu" "$on_wall")% of one core over the ${on_wall} ms run, topsprof's" \
+	"own part $(share "$on_own" "$off_own" "$on_wall")%."
 # utilization sampling costs topsprof's own time only (it reads /proc): measured on an idle app
 # (sleep 2), where nothing else moves the CPU time, without and with it at 100 Hz
 idle_runs() { # options...: "cpu wall" medians of topsprof watching sleep 2
