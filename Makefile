@@ -67,7 +67,7 @@ FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/nu
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all clean install test unit unit-san e2e demo format format-check bench sim fuzz
+.PHONY: all clean install test unit unit-san e2e e2e-san demo format format-check bench sim fuzz
 
 all: $(SKELS) $(TOPSPROF) sim
 
@@ -159,6 +159,14 @@ unit-san:
 e2e: $(TOPSPROF) sim
 	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) tests/e2e/run.sh
 
+# the samplers and the files in and out, end to end, with topsprof built with ASan/UBSan (a leak
+# or undefined behaviour fails the run); the sim apps are the plain build's
+E2E_SAN_TESTS := test_cpu test_util test_kernel test_files
+e2e-san: $(TOPSPROF) sim
+	$(Q)$(MAKE) SAN=1 build-san/topsprof
+	$(Q)TOPSPROF=$(abspath build-san/topsprof) OUTPUT=$(abspath $(OUTPUT)) \
+		ASAN_OPTIONS=detect_leaks=1 tests/e2e/run.sh $(E2E_SAN_TESTS:%=tests/e2e/%.sh)
+
 # -- fuzz targets: the importers, under libFuzzer with ASan/UBSan, a bounded time each ------------
 
 FUZZ := $(OUTPUT)/fuzz
@@ -208,7 +216,7 @@ $(FUZZ)/fuzz_procmaps: tests/fuzz/fuzz_procmaps.c user/procmaps.c
 fuzz: $(FUZZ_BINS) $(SYM_FIXTURES)
 	$(Q)tests/fuzz/run.sh $(OUTPUT)
 
-test: format-check unit unit-san e2e fuzz
+test: format-check unit unit-san e2e e2e-san fuzz
 
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)
