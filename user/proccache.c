@@ -117,16 +117,24 @@ static const struct held_file *hold(struct proccache *pc, int dirfd, const struc
 }
 
 /* another mount namespace's mappings: each file held, and read through its descriptor */
-static void reach_files(struct proccache *pc, int dirfd, struct procmaps *m)
+static void reach_files(struct proccache *pc, int dirfd, struct procmaps *m,
+			const struct procmaps *before)
 {
 	for (size_t i = 0; i < m->n; i++) {
 		struct procmap *p = &m->v[i];
+		const struct procmap *b = procmaps_find(before, p->start, NULL);
 		const struct held_file *h;
 		char path[64];
 
 		if (!p->path || p->path[0] != '/')
 			continue;
 		p->foreign = true;
+		/* the same mapping as at the last read: the file held for it already */
+		if (b && b->open_path && b->start == p->start && b->end == p->end &&
+		    b->pgoff == p->pgoff && !strcmp(b->path, p->path)) {
+			p->open_path = strdup(b->open_path);
+			continue;
+		}
 		h = hold(pc, dirfd, p);
 		if (!h)
 			continue;
@@ -208,7 +216,7 @@ void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now)
 		return;
 	}
 	if (foreign)
-		reach_files(pc, dirfd, &fresh);
+		reach_files(pc, dirfd, &fresh, &p->maps);
 	close(dirfd);
 	procmaps_free(&p->maps);
 	p->maps = fresh;
