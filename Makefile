@@ -150,14 +150,18 @@ $(FIXTURES)/libsymfix_cxx.so: tests/unit/fixtures/symfix_cxx.cpp
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CXX) -O1 -g -fPIC -shared $< -o $@
 
+# every stage's log, and the failing tests' own logs under LOG_DIR/<stage>/, for make test
+TEST_LOGS ?= $(abspath $(OUTPUT))/test-logs
+
 unit: $(UNIT_BINS) $(SYM_FIXTURES) sim
-	$(Q)set -e; for t in $(UNIT_BINS); do echo "== $$t"; $$t; done
+	$(Q)LOG_DIR=$(TEST_LOGS)/unit$(if $(SAN),-san) tests/unit/run.sh $(UNIT_BINS)
 
 unit-san:
-	$(Q)$(MAKE) SAN=1 unit
+	$(Q)$(MAKE) SAN=1 TEST_LOGS=$(TEST_LOGS) unit
 
 e2e: $(TOPSPROF) sim
-	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) tests/e2e/run.sh
+	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) LOG_DIR=$(TEST_LOGS)/e2e \
+		tests/e2e/run.sh
 
 # the samplers and the files in and out, end to end, with topsprof built with ASan/UBSan (a leak
 # or undefined behaviour fails the run); the sim apps are the plain build's
@@ -165,7 +169,8 @@ E2E_SAN_TESTS := test_cpu test_util test_kernel test_files
 e2e-san: $(TOPSPROF) sim
 	$(Q)$(MAKE) SAN=1 build-san/topsprof
 	$(Q)TOPSPROF=$(abspath build-san/topsprof) OUTPUT=$(abspath $(OUTPUT)) \
-		ASAN_OPTIONS=detect_leaks=1 tests/e2e/run.sh $(E2E_SAN_TESTS:%=tests/e2e/%.sh)
+		ASAN_OPTIONS=detect_leaks=1 LOG_DIR=$(TEST_LOGS)/e2e-san \
+		tests/e2e/run.sh $(E2E_SAN_TESTS:%=tests/e2e/%.sh)
 
 # -- fuzz targets: the importers, under libFuzzer with ASan/UBSan, a bounded time each ------------
 
@@ -216,7 +221,11 @@ $(FUZZ)/fuzz_procmaps: tests/fuzz/fuzz_procmaps.c user/procmaps.c
 fuzz: $(FUZZ_BINS) $(SYM_FIXTURES)
 	$(Q)tests/fuzz/run.sh $(OUTPUT)
 
-test: format-check unit unit-san e2e e2e-san fuzz
+# every stage runs even when one fails; one summary at the end, non-zero when any failed
+TEST_STAGES := format-check unit unit-san e2e e2e-san fuzz
+test:
+	$(Q)rm -rf $(TEST_LOGS)
+	$(Q)LOG_DIR=$(TEST_LOGS) MAKE="$(MAKE)" tests/run-stages.sh $(TEST_STAGES)
 
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # End-to-end suite: runs every tests/e2e/test_*.sh (or those named) against the built topsprof.
 # A test passes with exit 0, skips with exit 77 (it must say why), fails otherwise.
-# Ends with the line 'N passed, N failed, N skipped'.
+# Ends with the line 'N passed, N failed, N skipped'. With LOG_DIR set, a failing test's log is
+# kept there as NAME.log.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export TOPSPROF=${TOPSPROF:-$here/../../build/topsprof}
@@ -23,7 +24,14 @@ for t in "${tests[@]}"; do
 	case $rc in
 	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)" ;;
 	77) skip=$((skip + 1)); echo "SKIP $name: $(tail -n 1 "$log")" ;;
-	*) fail=$((fail + 1)); failed+=("$name"); echo "FAIL $name (exit $rc, ${secs}s)"; sed 's/^/    | /' "$log" ;;
+	*)
+		fail=$((fail + 1))
+		failed+=("$name")
+		echo "FAIL $name (exit $rc, ${secs}s)"
+		sed 's/^/    | /' "$log"
+		[ -n "${LOG_DIR:-}" ] && mkdir -p "$LOG_DIR" && cp "$log" "$LOG_DIR/$name.log" &&
+			echo "    (log kept: $LOG_DIR/$name.log)"
+		;;
 	esac
 	rm -f "$log"
 done

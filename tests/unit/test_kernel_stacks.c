@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "kprof.h"
+#include "log.h"
 #include "kstacks.h"
 #include "ksyms.h"
 #include "syscalls.h"
@@ -166,6 +167,8 @@ static void test_bpf_live(void **state)
 	(void)state;
 	if (geteuid())
 		skip();
+	/* libbpf speaks under --debug only, as in topsprof: a refused fentry is no news */
+	libbpf_set_print(log_libbpf);
 	assert_int_equal(kprof_open(&k, &o), 0);
 	kprof_probes(k, &pr);
 	/* the kprobe programs passed the verifier here, kprobes or not */
