@@ -46,7 +46,8 @@ static bool alive(pid_t pid)
 }
 
 /* the shared directory every user may add to, each removing only their own: a real directory
- * (not a link), owned by root or by us */
+ * (not a link), owned by root or by us; writable by others only with the sticky bit, so that
+ * nobody can rename or remove another user's entries */
 static int make_shared_dir(const char *path)
 {
 	struct stat st;
@@ -59,28 +60,107 @@ static int make_shared_dir(const char *path)
 		return -errno;
 	if (lstat(path, &st) || !S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != getuid()))
 		return -EPERM;
+	if ((st.st_mode & 0002) && !(st.st_mode & S_ISVTX) && chmod(path, st.st_mode | S_ISVTX))
+		return -EPERM;
 	return 0;
 }
 
-/* a session's directory: ours alone (a real directory we own), so that nobody can plant
- * files or links in it */
-static int make_own_dir(const char *path)
+/* dir/name into out; false when it does not fit */
+static bool path_join(char *out, size_t len, const char *dir, const char *name)
 {
-	struct stat st;
+	int n = snprintf(out, len, "%s/%s", dir, name);
 
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	if (lstat(path, &st) || !S_ISDIR(st.st_mode))
-		return -ENOTDIR;
-	return st.st_uid == getuid() ? 0 : -EPERM;
+	return n >= 0 && (size_t)n < len;
 }
 
-/* whether a session directory belongs to a user we may act with */
-static bool trusted_dir(const char *path)
+/* a directory that only its owner, uid, may change */
+static bool owned_dir(const char *path, uid_t uid)
 {
 	struct stat st;
 
-	return !lstat(path, &st) && S_ISDIR(st.st_mode) && (st.st_uid == getuid() || getuid() == 0);
+	return !lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == uid && !(st.st_mode & 0022);
+}
+
+/*
+ * Each user's sessions live in a namespace of their own inside the shared directory: a
+ * directory named after the uid ("1000"; "1000.Xk3aQ9" when someone else took the plain name
+ * first), owned by that user and writable by nobody else. Another user can neither plant
+ * entries in it nor, by taking a name, keep it from being made: names of theirs are ignored.
+ */
+static bool namespace_uid(const char *name, uid_t *uid)
+{
+	char *end;
+	unsigned long v;
+
+	if (name[0] < '0' || name[0] > '9')
+		return false;
+	errno = 0;
+	v = strtoul(name, &end, 10);
+	if (errno || v > (uid_t)-1 || (*end && *end != '.'))
+		return false;
+	*uid = (uid_t)v;
+	return true;
+}
+
+#define MAX_NAMESPACES 64
+
+/* the namespaces in the shared directory: uid's own first (with mine_only, only those) */
+static int namespaces(uid_t uid, bool mine_only, char (*out)[PATH_MAX], int max)
+{
+	DIR *d = opendir(session_dir());
+	struct dirent *de;
+	int n = 0, mine = 0;
+
+	while (d && (de = readdir(d)) && n < max) {
+		uid_t owner;
+
+		if (!namespace_uid(de->d_name, &owner) || (mine_only && owner != uid))
+			continue;
+		snprintf(out[n], PATH_MAX, "%s/%s", session_dir(), de->d_name);
+		if (!owned_dir(out[n], owner))
+			continue;
+		if (owner == uid && n > mine) { /* ours before the others' */
+			char tmp[PATH_MAX];
+
+			memcpy(tmp, out[mine], PATH_MAX);
+			memcpy(out[mine], out[n], PATH_MAX);
+			memcpy(out[n], tmp, PATH_MAX);
+		}
+		mine += owner == uid;
+		n++;
+	}
+	if (d)
+		closedir(d);
+	return n;
+}
+
+/* our namespace, made when there is none */
+static int own_namespace(char *out, size_t len)
+{
+	char found[1][PATH_MAX];
+
+	if (namespaces(getuid(), true, found, 1) == 1) {
+		snprintf(out, len, "%s", found[0]);
+		return 0;
+	}
+	snprintf(out, len, "%s/%u", session_dir(), (unsigned)getuid());
+	if (mkdir(out, 0755) && errno != EEXIST)
+		return -errno;
+	if (!owned_dir(out, getuid())) {
+		/* the plain name is someone else's: a name nobody can guess */
+		snprintf(out, len, "%s/%u.XXXXXX", session_dir(), (unsigned)getuid());
+		if (!mkdtemp(out))
+			return -errno;
+	}
+	return chmod(out, 0755) ? -errno : 0;
+}
+
+/* a session's directory in our namespace: ours alone */
+static int make_own_dir(const char *path)
+{
+	if (mkdir(path, 0755) && errno != EEXIST)
+		return -errno;
+	return owned_dir(path, getuid()) ? 0 : -EPERM;
 }
 
 static int write_info(const struct session *s)
@@ -109,7 +189,9 @@ static int write_info(const struct session *s)
 	return rename(tmp, s->info) ? -errno : 0;
 }
 
-/* members of a session directory: pids from <pid>.info; stale ones removed */
+/* members of a session directory: the pids of its sockets (made once, never replaced, so a
+ * reader cannot miss one while an info file is rewritten); the files of processes gone are
+ * removed */
 static int members(const char *sdir, pid_t *pids, int max)
 {
 	DIR *d;
@@ -126,26 +208,43 @@ static int members(const char *sdir, pid_t *pids, int max)
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 		char path[PATH_MAX];
+		bool sock = !strcmp(end, ".sock");
 
-		if (end == de->d_name || strcmp(end, ".info"))
+		if (end == de->d_name ||
+		    (!sock && strncmp(end, ".info", 5) && strncmp(end, ".sock", 5)))
 			continue;
-		/* a member's file is its owner's, in its owner's directory */
 		snprintf(path, sizeof(path), "%s/%s", sdir, de->d_name);
-		if (lstat(path, &fst) || !S_ISREG(fst.st_mode) || fst.st_uid != dst.st_uid)
-			continue;
 		if (!alive((pid_t)pid)) {
-			snprintf(path, sizeof(path), "%s/%ld.info", sdir, pid);
-			unlink(path);
-			snprintf(path, sizeof(path), "%s/%ld.sock", sdir, pid);
 			unlink(path);
 			continue;
 		}
-		if (n < max)
+		/* a member's socket is its owner's, in its owner's directory */
+		if (sock && !lstat(path, &fst) && S_ISSOCK(fst.st_mode) &&
+		    fst.st_uid == dst.st_uid && n < max)
 			pids[n++] = (pid_t)pid;
 	}
 	closedir(d);
-	rmdir(sdir); /* only when nothing is left in it */
 	return n;
+}
+
+/* session name's directory with live members, in our namespaces first (mine_only: only
+ * there); its member count, or 0 */
+static int find_session(const char *name, bool mine_only, char *sdir, size_t len, pid_t *pids,
+			int max)
+{
+	char ns[MAX_NAMESPACES][PATH_MAX];
+	int nns = namespaces(getuid(), mine_only, ns, MAX_NAMESPACES);
+
+	for (int i = 0; i < nns; i++) {
+		int n;
+
+		if (!path_join(sdir, len, ns[i], name))
+			continue;
+		n = members(sdir, pids, max);
+		if (n > 0)
+			return n;
+	}
+	return 0;
 }
 
 int session_open(struct session **out, const char *name, bool join, const char *command,
@@ -153,6 +252,7 @@ int session_open(struct session **out, const char *name, bool join, const char *
 {
 	struct session *s = calloc(1, sizeof(*s));
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	char ns[PATH_MAX];
 	pid_t pids[64];
 	int n, rc;
 
@@ -174,13 +274,7 @@ int session_open(struct session **out, const char *name, bool join, const char *
 			 rc == -EPERM ? "not a directory of root's or ours" : strerror(-rc));
 		goto fail;
 	}
-	snprintf(s->dir, sizeof(s->dir), "%s/%s", session_dir(), s->name);
-	/* the default name taken by someone else's directory: ours is told apart by our uid */
-	if (!name && !join && !trusted_dir(s->dir) && !access(s->dir, F_OK)) {
-		snprintf(s->name, sizeof(s->name), "%d-%u", (int)getpid(), (unsigned)getuid());
-		snprintf(s->dir, sizeof(s->dir), "%s/%s", session_dir(), s->name);
-	}
-	n = members(s->dir, pids, 64);
+	n = find_session(s->name, true, s->dir, sizeof(s->dir), pids, 64);
 	if (join && n <= 0) {
 		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
 			 s->name);
@@ -191,6 +285,17 @@ int session_open(struct session **out, const char *name, bool join, const char *
 			 "--session-new %s: the session exists (join it with --session)", s->name);
 		goto fail;
 	}
+	if (!join) {
+		rc = own_namespace(ns, sizeof(ns));
+		if (rc) {
+			snprintf(err, errlen, "%s: %s", ns, strerror(-rc));
+			goto fail;
+		}
+		if (!path_join(s->dir, sizeof(s->dir), ns, s->name)) {
+			snprintf(err, errlen, "session %s: the name is too long", s->name);
+			goto fail;
+		}
+	}
 	rc = make_own_dir(s->dir);
 	if (rc) {
 		snprintf(err, errlen, "session %s: %s", s->name,
@@ -200,22 +305,25 @@ int session_open(struct session **out, const char *name, bool join, const char *
 	}
 	snprintf(s->sock, sizeof(s->sock), "%s/%d.sock", s->dir, (int)getpid());
 	snprintf(s->info, sizeof(s->info), "%s/%d.info", s->dir, (int)getpid());
-	if (strlen(s->sock) >= sizeof(addr.sun_path)) {
+	if (strlen(s->sock) + 4 >= sizeof(addr.sun_path)) {
 		snprintf(err, errlen, "%s: the path is too long for a socket", s->sock);
 		goto fail;
 	}
-	strcpy(addr.sun_path, s->sock);
-	unlink(s->sock);
-	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    chmod(s->sock, 0666) /* anyone may ask; the peer's credentials decide */ ||
-	    listen(s->fd, 8)) {
-		snprintf(err, errlen, "%s: %s", s->sock, strerror(errno));
-		goto fail;
-	}
+	/* bound under a temporary name and put in place listening, after the info: a member is
+	 * found by its socket, which then answers and has its info */
+	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.tmp", s->sock);
+	unlink(addr.sun_path);
 	rc = write_info(s);
 	if (rc) {
 		snprintf(err, errlen, "%s: %s", s->info, strerror(-rc));
+		goto fail;
+	}
+	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    chmod(addr.sun_path, 0666) /* anyone may ask; the peer's credentials decide */ ||
+	    listen(s->fd, 8) || rename(addr.sun_path, s->sock)) {
+		snprintf(err, errlen, "%s: %s", s->sock, strerror(errno));
+		unlink(addr.sun_path);
 		goto fail;
 	}
 	*out = s;
@@ -252,6 +360,8 @@ int session_fd(const struct session *s)
 
 void session_set_state(struct session *s, bool collecting)
 {
+	if (s->collecting == collecting)
+		return;
 	s->collecting = collecting;
 	write_info(s);
 }
@@ -321,7 +431,10 @@ enum control_action session_serve(struct session *s)
 				a = (enum control_action)i;
 		if (a == CTL_NONE)
 			reply(fd, "refused: '%s' is not start, stop or cancel\n", line);
-		else
+		/* the state a list shows once the asker has its answer */
+		else if (a != CTL_CANCEL)
+			session_set_state(s, a == CTL_START);
+		if (a != CTL_NONE)
 			reply(fd, "ok %s %d\n", actions[a], (int)getpid());
 	}
 	close(fd);
@@ -330,42 +443,85 @@ enum control_action session_serve(struct session *s)
 
 /* --- the client side ----------------------------------------------------------------------- */
 
-/* the session to control: named, or the only one there is */
-static int pick(const char *name, char *out, size_t len, char *err, size_t errlen)
+/* each session with live members (mine_only: in our namespaces only): fn(directory, name,
+ * members, count, ctx); a non-zero return stops the walk */
+typedef int (*session_fn)(const char *sdir, const char *name, const pid_t *pids, int n, void *ctx);
+
+static int each_session(bool mine_only, session_fn fn, void *ctx)
 {
-	DIR *d;
-	struct dirent *de;
-	int found = 0;
+	char ns[MAX_NAMESPACES][PATH_MAX];
+	int nns = namespaces(getuid(), mine_only, ns, MAX_NAMESPACES), rc = 0;
 
-	if (name) {
-		snprintf(out, len, "%s", name);
-		return 0;
-	}
-	d = opendir(session_dir());
-	if (!d) {
-		snprintf(err, errlen, "no session is running (nothing in %s)", session_dir());
-		return -1;
-	}
-	while ((de = readdir(d))) {
-		char sdir[PATH_MAX];
-		pid_t pids[1];
+	for (int i = 0; i < nns && !rc; i++) {
+		DIR *d = opendir(ns[i]);
+		struct dirent *de;
 
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(sdir, sizeof(sdir), "%s/%s", session_dir(), de->d_name);
-		if (members(sdir, pids, 1) <= 0)
-			continue;
-		if (found++ == 0)
-			snprintf(out, len, "%s", de->d_name);
+		while (d && !rc && (de = readdir(d))) {
+			char sdir[PATH_MAX];
+			pid_t pids[64];
+			int n;
+
+			if (de->d_name[0] == '.')
+				continue;
+			if (!path_join(sdir, sizeof(sdir), ns[i], de->d_name))
+				continue;
+			n = members(sdir, pids, 64);
+			if (n > 0)
+				rc = fn(sdir, de->d_name, pids, n, ctx);
+		}
+		if (d)
+			closedir(d);
 	}
-	closedir(d);
-	if (found == 1)
-		return 0;
-	snprintf(err, errlen,
-		 found ? "%d sessions are running: name one with --session NAME"
-		       : "no session is running",
-		 found);
-	return -1;
+	return rc;
+}
+
+struct pick_ctx {
+	char *sdir, *name;
+	size_t len;
+	int found;
+};
+
+static int pick_one(const char *sdir, const char *name, const pid_t *pids, int n, void *p)
+{
+	struct pick_ctx *c = p;
+
+	(void)pids;
+	(void)n;
+	if (c->found++ == 0) {
+		snprintf(c->sdir, c->len, "%s", sdir);
+		snprintf(c->name, c->len, "%s", name);
+	}
+	return 0;
+}
+
+/* the session to control: named (ours, else another user's of that name), or the only one
+ * there is (of ours; of anyone's when we have none); its directory and member count */
+static int pick(const char *name, char *sdir, char *sname, size_t len, pid_t *pids, int max,
+		char *err, size_t errlen)
+{
+	struct pick_ctx c = { sdir, sname, len, 0 };
+	int n;
+
+	if (!name) {
+		each_session(true, pick_one, &c);
+		if (!c.found)
+			each_session(false, pick_one, &c);
+		if (c.found != 1) {
+			snprintf(err, errlen,
+				 c.found ? "%d sessions are running: name one with --session NAME"
+					 : "no session is running",
+				 c.found);
+			return -1;
+		}
+		name = sname;
+	} else {
+		snprintf(sname, len, "%s", name);
+	}
+	n = find_session(name, false, sdir, len, pids, max);
+	if (n <= 0)
+		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
+			 name);
+	return n > 0 ? n : -1;
 }
 
 static int send_one(const char *sock, enum control_action a, char *reply_line, size_t len)
@@ -407,19 +563,13 @@ static int send_one(const char *sock, enum control_action a, char *reply_line, s
 
 int session_control(const char *name, enum control_action a, FILE *out, char *err, size_t errlen)
 {
-	char sname[NAME_MAX + 1], sdir[PATH_MAX], sock[PATH_MAX + 32], line[512];
+	char sname[PATH_MAX], sdir[PATH_MAX], sock[PATH_MAX + 32], line[512];
 	pid_t pids[64];
 	int n, failed = 0;
 
-	if (pick(name, sname, sizeof(sname), err, errlen))
+	n = pick(name, sdir, sname, sizeof(sdir), pids, 64, err, errlen);
+	if (n < 0)
 		return -1;
-	snprintf(sdir, sizeof(sdir), "%s/%s", session_dir(), sname);
-	n = members(sdir, pids, 64);
-	if (n <= 0) {
-		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
-			 sname);
-		return -1;
-	}
 	for (int i = 0; i < n; i++) {
 		snprintf(sock, sizeof(sock), "%s/%d.sock", sdir, (int)pids[i]);
 		if (send_one(sock, a, line, sizeof(line))) {
@@ -450,78 +600,109 @@ static void info_value(const char *text, const char *key, char *out, size_t len)
 	}
 }
 
+static int list_one(const char *sdir, const char *name, const pid_t *pids, int n, void *p)
+{
+	FILE *out = ((void **)p)[0];
+	int *count = ((void **)p)[1];
+
+	for (int i = 0; i < n; i++) {
+		char path[PATH_MAX + 32], text[2048] = "", state[32], since[32], uid[32], cmd[1024],
+					  when[32], owner[64];
+		FILE *f;
+		size_t len;
+		time_t t;
+
+		snprintf(path, sizeof(path), "%s/%d.info", sdir, (int)pids[i]);
+		f = fopen(path, "re");
+		if (!f)
+			continue;
+		len = fread(text, 1, sizeof(text) - 1, f);
+		text[len] = '\0';
+		fclose(f);
+		info_value(text, "state", state, sizeof(state));
+		info_value(text, "since", since, sizeof(since));
+		info_value(text, "uid", uid, sizeof(uid));
+		info_value(text, "command", cmd, sizeof(cmd));
+		t = (time_t)atoll(since);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
+		fprintf(out, "    %-20s %8d %-10s %-19s %-10s %s\n", name, (int)pids[i], state,
+			when, user_name((uid_t)atoi(uid), owner, sizeof(owner)), cmd);
+		(*count)++;
+	}
+	return 0;
+}
+
 int session_list(FILE *out)
 {
-	DIR *d = opendir(session_dir());
-	struct dirent *de;
 	int count = 0;
+	void *ctx[2] = { out, &count };
 
 	fprintf(out, "==== Sessions:\n");
 	fprintf(out, "    %-20s %8s %-10s %-19s %-10s %s\n", "NAME", "PID", "STATE", "SINCE",
 		"OWNER", "COMMAND");
-	while (d && (de = readdir(d))) {
-		char sdir[PATH_MAX];
-		pid_t pids[64];
-		int n;
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(sdir, sizeof(sdir), "%s/%s", session_dir(), de->d_name);
-		n = members(sdir, pids, 64);
-		for (int i = 0; i < n; i++) {
-			char path[PATH_MAX + 32], text[2048] = "", state[32], since[32], uid[32],
-						  cmd[1024], when[32], owner[64];
-			FILE *f;
-			size_t len;
-			time_t t;
-
-			snprintf(path, sizeof(path), "%s/%d.info", sdir, (int)pids[i]);
-			f = fopen(path, "r");
-			if (!f)
-				continue;
-			len = fread(text, 1, sizeof(text) - 1, f);
-			text[len] = '\0';
-			fclose(f);
-			info_value(text, "state", state, sizeof(state));
-			info_value(text, "since", since, sizeof(since));
-			info_value(text, "uid", uid, sizeof(uid));
-			info_value(text, "command", cmd, sizeof(cmd));
-			t = (time_t)atoll(since);
-			strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-			fprintf(out, "    %-20s %8d %-10s %-19s %-10s %s\n", de->d_name,
-				(int)pids[i], state, when,
-				user_name((uid_t)atoi(uid), owner, sizeof(owner)), cmd);
-			count++;
-		}
-	}
-	if (d)
-		closedir(d);
+	each_session(false, list_one, ctx);
 	if (!count)
 		fprintf(out, "    (none)\n");
 	return 0;
 }
 
-int session_reset(FILE *out)
+/* stale sessions of dir's: their files and directories removed, the live ones named */
+static int reset_sessions(const char *dir, FILE *out)
 {
-	DIR *d = opendir(session_dir());
+	DIR *d = opendir(dir);
 	struct dirent *de;
-	const char *home = getenv("HOME");
-	char path[PATH_MAX];
 	int live = 0;
 
-	/* stale members go; live ones are kept and named */
 	while (d && (de = readdir(d))) {
+		char path[PATH_MAX];
 		pid_t pids[64];
 		int n;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "%s/%s", session_dir(), de->d_name);
+		if (!path_join(path, sizeof(path), dir, de->d_name))
+			continue;
 		n = members(path, pids, 64);
 		for (int i = 0; i < n; i++)
 			fprintf(out, "==== kept session %s: topsprof %d is running\n", de->d_name,
 				(int)pids[i]);
+		if (n == 0)
+			rmdir(path);
 		live += n > 0 ? n : 0;
+	}
+	if (d)
+		closedir(d);
+	return live;
+}
+
+int session_reset(FILE *out)
+{
+	char ns[MAX_NAMESPACES][PATH_MAX];
+	/* root tidies every user's namespace, a user their own */
+	int nns = namespaces(getuid(), getuid() != 0, ns, MAX_NAMESPACES), live = 0;
+	DIR *d = opendir(session_dir());
+	struct dirent *de;
+	const char *home = getenv("HOME");
+	char path[PATH_MAX];
+
+	for (int i = 0; i < nns; i++)
+		live += reset_sessions(ns[i], out);
+	/* sessions an older topsprof kept in the shared directory itself, ours */
+	while (d && (de = readdir(d))) {
+		struct stat st;
+		uid_t uid;
+
+		if (de->d_name[0] == '.' || namespace_uid(de->d_name, &uid))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", session_dir(), de->d_name);
+		if (!lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
+			pid_t pids[64];
+			int n = members(path, pids, 64);
+
+			if (n == 0)
+				rmdir(path);
+			live += n > 0 ? n : 0;
+		}
 	}
 	if (d)
 		closedir(d);

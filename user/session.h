@@ -3,12 +3,17 @@
  * Sessions (manual 2.5, 4.1, 4.5): every profiling topsprof is a member of a session, and
  * `topsprof start|stop|cancel [--session NAME]` from another terminal controls every member.
  *
- * The registry is a directory ($TOPSPROF_RUN_DIR, default /run/topsprof): a directory per
- * session, and in it per member <pid>.sock (a unix socket the member listens on) and <pid>.info
- * (who, what, since when, collecting or paused). A control connects, sends one line (start,
- * stop, cancel) and reads one line back: "ok ..." or "refused ...". Only root or the user who
- * owns the member may control it (the member checks the peer's credentials). Members whose
- * process is gone are stale: list, control, new sessions and --reset clean them away.
+ * The registry is a shared directory ($TOPSPROF_RUN_DIR, default /run/topsprof, sticky and
+ * world-writable) holding one namespace per user: a directory named after the uid ("0"; or
+ * "0.<random>" when another user took the plain name first), owned by that user and writable by
+ * nobody else, so that no user can plant files in, or block, another's sessions. In a namespace,
+ * a directory per session, and in it per member <pid>.sock (a unix socket the member listens
+ * on; a member is known by it) and <pid>.info (who, what, since when, collecting or paused). A
+ * control connects, sends one line (start, stop, cancel) and reads one line back: "ok ..." or
+ * "refused ...". A session name is looked up in the user's own namespaces first. Only root or
+ * the user who owns the member may control it (the member checks the peer's credentials).
+ * Members whose process is gone are stale: list, control, new sessions and --reset clean them
+ * away.
  */
 #ifndef TOPSPROF_SESSION_H
 #define TOPSPROF_SESSION_H

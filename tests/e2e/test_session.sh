@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Sessions from two terminals' worth of processes: start/stop/cancel change exactly what is
-# counted, the list, stale sessions after kill -9, another user refused, --reset, Ctrl-C with
-# every BPF link released.
+# counted, the list, stale sessions after kill -9, another user refused and unable to block root's
+# sessions by taking names first, --reset, Ctrl-C with every BPF link released.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 export TOPS_SIM_DRIVER_DIR=$TMP/driver TOPSPROF_RUN_DIR=$TMP/run
@@ -45,7 +45,7 @@ sleep 0.3
 python3 -c "
 import socket, sys, time
 s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1]); time.sleep(3)" \
-	"$(ls "$TMP"/run/s1/*.sock)" &
+	"$(ls "$TMP"/run/0/s1/*.sock)" &
 silent=$!
 sleep 0.2
 start=$EPOCHREALTIME
@@ -104,6 +104,35 @@ else
 fi
 wait $pa $pb
 
+# another user can neither block nor steer root's sessions: names taken first in the shared
+# directory (the default session names, the next pids, and root's namespace) are ignored
+if id topsprof-e2e >/dev/null 2>&1; then
+	export TOPSPROF_RUN_DIR=$TMP/run2
+	mkdir -m 1777 "$TMP/run2"
+	next=$(($(cat /proc/sys/kernel/ns_last_pid) + 1))
+	su topsprof-e2e -s /bin/sh -c "cd '$TMP/run2' && mkdir 0 0.planted \
+		\$(seq $next $((next + 1500))) \$(seq -f '%g-0' $next $((next + 1500)))" ||
+		die "the other user could not plant directories"
+	"$TOPSPROF" "$BIN/${LONG[@]}" >"$TMP/planted.out" 2>&1 &
+	p=$!
+	[ -d "$TMP/run2/$p" ] || echo "note: topsprof's pid $p is outside the planted names"
+	for _ in $(seq 100); do
+		run "$TOPSPROF" --session-list
+		grep -q "^    $p " <<<"$out" && break
+		sleep 0.05
+	done
+	expect_out "    $p "
+	run "$TOPSPROF" stop --session $p
+	expect_rc 0 "root's default session amid another user's directories"
+	wait $p || die "a run amid another user's directories: $(cat "$TMP/planted.out")"
+	checks=$((checks + 1))
+	[ -z "$(find "$TMP/run2/0" "$TMP/run2/0.planted" -mindepth 1)" ] ||
+		die "root put files in another user's directory: $(ls -lR "$TMP/run2/0")"
+	export TOPSPROF_RUN_DIR=$TMP/run
+else
+	echo "note: cannot create a user here; blocking by another user is not tested"
+fi
+
 # --- a topsprof killed with -9 leaves nothing that blocks ----------------------------------------------
 "$TOPSPROF" --session-new doomed "$BIN/${LONG[@]}" >/dev/null 2>&1 &
 p=$!
@@ -118,13 +147,13 @@ run "$TOPSPROF" --session-new doomed "$BIN/simpleElemwiseAdd"
 expect_rc 0
 
 # --- --reset ------------------------------------------------------------------------------------------
-mkdir -p "$TMP/run/stale"
-echo "pid=999999999" >"$TMP/run/stale/999999999.info"
+mkdir -p "$TMP/run/0/stale"
+echo "pid=999999999" >"$TMP/run/0/stale/999999999.info"
 HOME=$TMP touch "$TMP/.trace.topspti.conf"
 HOME=$TMP run "$TOPSPROF" --reset
 expect_rc 0
 expect_out "removed $TMP/.trace.topspti.conf"
-[ ! -e "$TMP/run/stale" ] || die "--reset left a stale session"
+[ ! -e "$TMP/run/0/stale" ] || die "--reset left a stale session"
 [ ! -e "$TMP/.trace.topspti.conf" ] || die "--reset left the profiler config"
 
 # --- attach to a running process, detach leaving it running and right ---------------------------------
@@ -183,5 +212,5 @@ for p in json.load(sys.stdin):
         print(p["id"], p["name"], holders)')
 	[ -z "$left" ] || die "BPF programs left loaded: $left"
 fi
-[ -z "$(ls -A "$TMP/run" 2>/dev/null)" ] || die "session files left: $(ls -R "$TMP/run")"
+[ -z "$(find "$TMP/run" ! -type d)" ] || die "session files left: $(ls -R "$TMP/run")"
 done_ok
