@@ -33,7 +33,22 @@ struct raw_writer {
 	struct outfile o;
 	gzFile gz;
 	bool failed;
+	int write_errno; /* the first write that failed, for the message */
 };
+
+/* a gz call failed: why, while errno still says it */
+static void gz_failed(struct raw_writer *w)
+{
+	int zerr = Z_OK;
+
+	if (!w->failed) {
+		gzerror(w->gz, &zerr);
+		w->write_errno = zerr == Z_ERRNO && errno ? errno
+				 : zerr == Z_MEM_ERROR	  ? ENOMEM
+							  : EIO;
+	}
+	w->failed = true;
+}
 
 static void put(struct raw_writer *w, uint32_t type, const void *a, size_t alen, const void *b,
 		size_t blen)
@@ -45,10 +60,10 @@ static void put(struct raw_writer *w, uint32_t type, const void *a, size_t alen,
 	if (gzwrite(w->gz, hdr, sizeof(hdr)) != (int)sizeof(hdr) ||
 	    (alen && gzwrite(w->gz, a, (unsigned)alen) != (int)alen) ||
 	    (blen && gzwrite(w->gz, b, (unsigned)blen) != (int)blen))
-		w->failed = true;
+		gz_failed(w);
 }
 
-int raw_open(struct raw_writer **out, const char *path, bool force, char *err, size_t errlen)
+int raw_open(struct raw_writer **out, const struct outtarget *t, char *err, size_t errlen)
 {
 	struct raw_writer *w = calloc(1, sizeof(*w));
 	char magic[12] = "TOPSRAW";
@@ -58,19 +73,19 @@ int raw_open(struct raw_writer **out, const char *path, bool force, char *err, s
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	if (outfile_open(&w->o, path, force, err, errlen)) {
+	if (outfile_create(&w->o, t, NULL, err, errlen)) {
 		free(w);
 		return -1;
 	}
 	{
-		int fd = dup(fileno(w->o.f));
+		int fd = dup(w->o.fd);
 
 		w->gz = fd >= 0 ? gzdopen(fd, "wb6") : NULL;
 		if (!w->gz && fd >= 0)
 			close(fd);
 	}
 	if (!w->gz) {
-		snprintf(err, errlen, "%s: cannot compress", path);
+		snprintf(err, errlen, "%s: cannot compress", t->path);
 		outfile_abort(&w->o);
 		free(w);
 		return -1;
@@ -100,6 +115,8 @@ static void put_samples(struct raw_writer *w, const struct model *m)
 	size_t len;
 
 	if (store_encode_samples(m, &p, &len)) {
+		if (!w->failed)
+			w->write_errno = ENOMEM;
 		w->failed = true;
 		return;
 	}
@@ -168,11 +185,18 @@ int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_set
 	put(w, RAW_LOSSES, losses, sizeof(losses), NULL, 0);
 	put_samples(w, m);
 	put(w, RAW_END, NULL, 0, NULL, 0);
-	if (gzclose(w->gz) != Z_OK)
-		w->failed = true;
+	{
+		int zrc;
+
+		errno = 0;
+		zrc = gzclose(w->gz);
+		if (zrc != Z_OK && !w->failed)
+			w->write_errno = zrc == Z_ERRNO && errno ? errno : EIO;
+		w->failed |= zrc != Z_OK;
+	}
 	w->gz = NULL;
 	if (w->failed) {
-		snprintf(err, errlen, "%s: %s", w->o.path, strerror(errno ? errno : EIO));
+		snprintf(err, errlen, "%s: %s", w->o.path, strerror(w->write_errno));
 		outfile_abort(&w->o);
 		free(w);
 		return -1;

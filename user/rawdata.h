@@ -16,6 +16,7 @@
 #include <stddef.h>
 
 #include "model.h"
+#include "outfile.h"
 
 #define RAW_VERSION 2 /* 2: the samplers' sections; 1 is still read */
 
@@ -28,7 +29,8 @@ struct raw_settings {
 	bool has_include;
 };
 
-int raw_open(struct raw_writer **out, const char *path, bool force, char *err, size_t errlen);
+/* the writer, its file created in t's directory (prepared before the run) */
+int raw_open(struct raw_writer **out, const struct outtarget *t, char *err, size_t errlen);
 /* a ring buffer event, as delivered */
 void raw_event(struct raw_writer *w, const void *data, size_t size);
 /* a setting or fact of the run: key=value */

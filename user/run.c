@@ -119,10 +119,11 @@ static void gcu_user_add(struct gcu_users *g, uint32_t pid)
 	}
 }
 
-/* the files a run writes, their names expanded */
+/* the files a run writes, their names expanded, their directories opened and checked before
+ * anything runs (outfile.h); .open says which are asked for */
 struct outputs {
-	char csv[PATH_MAX], chrome[PATH_MAX], profile[PATH_MAX], vpd_dir[PATH_MAX], raw[PATH_MAX];
-	char folded[PATH_MAX];
+	struct outtarget csv, chrome, profile, vpd_dir, raw, folded;
+	struct outtarget dump; /* --debug-dump's text */
 };
 
 struct run {
@@ -671,27 +672,28 @@ static void query_trace(const struct model *m)
 /* exports that failed: topsprof's exit status says so */
 static int export_errors;
 
-/* an export: write(f) into path, atomically */
-static void export_file(const char *opt, const char *path, bool force,
+/* an export: write(f) into its prepared place, atomically */
+static void export_file(const char *opt, const struct outtarget *t,
 			int (*write)(FILE *, const void *), const void *ctx)
 {
 	struct outfile o;
 	char err[PATH_MAX + 256];
 
-	if (outfile_open(&o, path, force, err, sizeof(err))) {
+	if (outfile_create(&o, t, NULL, err, sizeof(err))) {
 		pr_error("--%s: %s", opt, err);
 		export_errors++;
 		return;
 	}
-	if (write(o.f, ctx)) {
-		pr_error("--%s: %s: out of memory", opt, path);
+	/* a writer fails on a write error (said by the commit, e.g. a full disk) or for memory */
+	if (write(o.f, ctx) && !outfile_write_error(&o)) {
+		pr_error("--%s: %s: out of memory", opt, t->path);
 		outfile_abort(&o);
 		export_errors++;
 	} else if (outfile_commit(&o, err, sizeof(err))) {
 		pr_error("--%s: %s", opt, err);
 		export_errors++;
 	} else {
-		pr_debug("wrote %s", path);
+		pr_debug("wrote %s", t->path);
 	}
 }
 
@@ -732,22 +734,21 @@ static void write_exports(const struct cli *cli, const struct model *m,
 			  const struct report_opts *ro, const struct outputs *o)
 {
 	struct csv_ctx c = { m, ro, cli->given[OPT_PRINT_GCU_TRACE] };
-	bool force = cli->given[OPT_FORCE_OVERWRITE];
 
-	if (o->csv[0])
-		export_file("export-csv", o->csv, force, write_csv, &c);
-	if (o->chrome[0])
-		export_file("export-chrome-trace", o->chrome, force, write_chrome, m);
-	if (o->profile[0])
-		export_file("export-profile", o->profile, force, write_profile, m);
-	if (o->folded[0] && !m->cpu.sampled) {
+	if (o->csv.open)
+		export_file("export-csv", &o->csv, write_csv, &c);
+	if (o->chrome.open)
+		export_file("export-chrome-trace", &o->chrome, write_chrome, m);
+	if (o->profile.open)
+		export_file("export-profile", &o->profile, write_profile, m);
+	if (o->folded.open && !m->cpu.sampled) {
 		/* an imported profile recorded without --cpu-profiling-callstack */
 		pr_error("--export-folded: the profile has no CPU call stacks");
 		export_errors++;
-	} else if (o->folded[0]) {
-		export_file("export-folded", o->folded, force, write_folded, m);
+	} else if (o->folded.open) {
+		export_file("export-folded", &o->folded, write_folded, m);
 	}
-	if (o->vpd_dir[0]) {
+	if (o->vpd_dir.open) {
 		char host[256], cmd[4096] = "", err[PATH_MAX + 256];
 		struct vpd_identity id = { host, vpd_rank(), cmd };
 		size_t used = 0;
@@ -758,8 +759,7 @@ static void write_exports(const struct cli *cli, const struct model *m,
 		for (int i = 0; i < cli->app_argc && used < sizeof(cmd); i++)
 			used += (size_t)snprintf(cmd + used, sizeof(cmd) - used, "%s%s",
 						 i ? " " : "", cli->app_argv[i]);
-		if (vpd_export(o->vpd_dir, m, &id, cli->given[OPT_FORCE_OVERWRITE], err,
-			       sizeof(err)) < 0) {
+		if (vpd_export(&o->vpd_dir, m, &id, err, sizeof(err)) < 0) {
 			pr_error("--export-visual-profiler: %s", err);
 			export_errors++;
 		}
@@ -780,7 +780,8 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 		{ OPT_EXPORT_RAWDATA, offsetof(struct outputs, raw) },
 		{ OPT_EXPORT_FOLDED, offsetof(struct outputs, folded) },
 	};
-	char err[PATH_MAX + 256];
+	bool force = cli->given[OPT_FORCE_OVERWRITE];
+	char err[PATH_MAX + 256], path[PATH_MAX];
 
 	memset(o, 0, sizeof(*o));
 	if (cli->given[OPT_EXPORT_FOLDED] && !cli->given[OPT_CPU_PROFILING_CALLSTACK] &&
@@ -788,24 +789,45 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 		pr_error("--export-folded: needs --cpu-profiling-callstack");
 		return 1;
 	}
-	/* --debug-dump: the raw state of the run, in the current directory, for a bug report */
-	if (cli->given[OPT_DEBUG_DUMP] && !cli->given[OPT_EXPORT_RAWDATA] &&
-	    !cli->given[OPT_IMPORT_PROFILE] && !cli->given[OPT_IMPORT_RAWDATA])
-		snprintf(o->raw, sizeof(o->raw), "topsprof-debug-%d.raw", (int)getpid());
+	/* every output's directory opened once and checked writable for real, so that a long
+	 * run's results are never lost at its end */
 	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++) {
-		char *path = (char *)o + outs[i].off;
+		struct outtarget *t = (struct outtarget *)((char *)o + outs[i].off);
 
 		if (!cli->given[outs[i].opt])
 			continue;
-		if (outname_expand(cli->text[outs[i].opt], getpid(), path, PATH_MAX, err,
+		if (outname_expand(cli->text[outs[i].opt], getpid(), path, sizeof(path), err,
 				   sizeof(err)) ||
-		    (outs[i].opt != OPT_EXPORT_VISUAL_PROFILER &&
-		     outfile_check(path, cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err)))) {
+		    (outs[i].opt == OPT_EXPORT_VISUAL_PROFILER
+			     ? outtarget_dir(t, path, force, err, sizeof(err))
+			     : outtarget_file(t, path, force, err, sizeof(err)))) {
 			pr_error("--%s: %s", cli_options[outs[i].opt].name, err);
-			return 1;
+			goto fail;
+		}
+	}
+	/* --debug-dump: the raw state of the run and what topsprof did, in the current directory,
+	 * for a bug report */
+	if (cli->given[OPT_DEBUG_DUMP] && !cli->given[OPT_IMPORT_PROFILE] &&
+	    !cli->given[OPT_IMPORT_RAWDATA]) {
+		for (int k = 0; k < 2; k++) {
+			struct outtarget *t = k ? &o->dump : &o->raw;
+
+			if (!k && cli->given[OPT_EXPORT_RAWDATA])
+				continue;
+			snprintf(path, sizeof(path), "topsprof-debug-%d.%s", (int)getpid(),
+				 k ? "txt" : "raw");
+			if (outtarget_file(t, path, force, err, sizeof(err))) {
+				pr_error("--debug-dump: %s", err);
+				goto fail;
+			}
 		}
 	}
 	return 0;
+fail:
+	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
+		outtarget_close((struct outtarget *)((char *)o + outs[i].off));
+	outtarget_close(&o->dump);
+	return 1;
 }
 
 /* what the print options ask for, from a finished model: the same for a live run and an
@@ -861,15 +883,15 @@ static void finish_model(struct model *m, bool stats_mode, const char *include_d
 /* --debug-dump: what topsprof did, beside the raw data */
 static void debug_dump(const struct run *r)
 {
-	char path[64];
+	char err[PATH_MAX + 256];
+	struct outfile o;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "topsprof-debug-%d.txt", (int)getpid());
-	f = fopen(path, "w");
-	if (!f) {
-		pr_warn("--debug-dump: %s: %s", path, strerror(errno));
+	if (outfile_create(&o, &r->outs.dump, NULL, err, sizeof(err))) {
+		pr_warn("--debug-dump: %s", err);
 		return;
 	}
+	f = o.f;
 	fprintf(f, "topsprof %s\ncommand:", TOPSPROF_VERSION_STRING);
 	for (int i = 0; i < r->cli->app_argc; i++)
 		fprintf(f, " %s", r->cli->app_argv[i]);
@@ -888,10 +910,10 @@ static void debug_dump(const struct run *r)
 			fprintf(f, "GCU %d: tick %llu Hz, %zu sync pairs, %llu dropped\n", d,
 				(unsigned long long)r->m.dev[d].tick_hz, r->m.dev[d].npairs,
 				(unsigned long long)r->m.dev[d].overflow);
-	if (fclose(f))
-		pr_warn("--debug-dump: %s: %s", path, strerror(errno));
+	if (outfile_commit(&o, err, sizeof(err)))
+		pr_warn("--debug-dump: %s", err);
 	else
-		pr_debug("wrote %s and %s", path, r->outs.raw);
+		pr_debug("wrote %s and %s", r->outs.dump.path, r->outs.raw.path);
 }
 
 static void report(struct run *r)
@@ -979,11 +1001,10 @@ int cmd_profile(const struct cli *cli)
 	if (open_session(&r))
 		goto out;
 	setup_gcu(&r);
-	if (r.outs.raw[0]) {
+	if (r.outs.raw.open) {
 		char err[PATH_MAX + 256];
 
-		if (raw_open(&r.raw, r.outs.raw, cli->given[OPT_FORCE_OVERWRITE], err,
-			     sizeof(err))) {
+		if (raw_open(&r.raw, &r.outs.raw, err, sizeof(err))) {
 			pr_error("--export-rawdata: %s", err);
 			goto out;
 		}

@@ -468,70 +468,115 @@ static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max)
 	return n;
 }
 
-static int write_file(const char *path, const struct model *m, uint32_t pid,
-		      const struct vpd_identity *id, bool force, char *err, size_t errlen)
+/* SQLite turns /proc/self/fd/N/name into the directory's path and opens that, which another
+ * user could race: this VFS is the default one but keeps such a name as given, so the kernel
+ * resolves it through the descriptor */
+static sqlite3_vfs *base_vfs;
+
+static int fd_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
+{
+	size_t len = strlen(name);
+
+	(void)vfs;
+	if (strncmp(name, "/proc/self/fd/", 14))
+		return base_vfs->xFullPathname(base_vfs, name, n, out);
+	if (len >= (size_t)n)
+		return SQLITE_CANTOPEN;
+	memcpy(out, name, len + 1);
+	return SQLITE_OK;
+}
+
+static const char *fd_vfs(void)
+{
+	static sqlite3_vfs vfs;
+
+	if (vfs.zName)
+		return vfs.zName;
+	base_vfs = sqlite3_vfs_find(NULL);
+	if (!base_vfs)
+		return NULL;
+	vfs = *base_vfs;
+	vfs.pNext = NULL;
+	vfs.zName = "topsprof-fd";
+	vfs.xFullPathname = fd_full_pathname;
+	if (sqlite3_vfs_register(&vfs, 0) != SQLITE_OK) {
+		vfs.zName = NULL;
+		return NULL;
+	}
+	return vfs.zName;
+}
+
+/* a new database for name in t's directory, written in a private directory (outfile.h) */
+static int db_create(struct outfile *o, struct writer *w, const struct outtarget *t,
+		     const char *name)
+{
+	const char *vfs;
+
+	if (outfile_create_private(o, t, name, w->err, w->errlen))
+		return -1;
+	vfs = fd_vfs();
+	if (!vfs || sqlite3_open_v2(o->db, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
+				    vfs) != SQLITE_OK) {
+		snprintf(w->err, w->errlen, "%s: %s", o->path,
+			 w->db ? sqlite3_errmsg(w->db) : "cannot open");
+		sqlite3_close(w->db);
+		w->db = NULL;
+		outfile_abort(o);
+		return -1;
+	}
+	exec(w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+	return 0;
+}
+
+/* the database closed and put in place, or thrown away when anything failed */
+static int db_commit(struct outfile *o, struct writer *w)
+{
+	if (sqlite3_close(w->db) != SQLITE_OK && !w->rc) {
+		snprintf(w->err, w->errlen, "closing the database failed");
+		w->rc = -1;
+	}
+	w->db = NULL;
+	if (w->rc) {
+		char reason[512];
+
+		snprintf(reason, sizeof(reason), "%s", w->err);
+		snprintf(w->err, w->errlen, "%s: %s", o->path, reason);
+		outfile_abort(o);
+		return -1;
+	}
+	return outfile_commit(o, w->err, w->errlen);
+}
+
+static int write_file(const struct outtarget *dir, const char *name, const struct model *m,
+		      uint32_t pid, const struct vpd_identity *id, char *err, size_t errlen)
 {
 	struct outfile o;
 	struct writer w = { NULL, err, errlen, 0 };
-	char tmp[PATH_MAX + 16];
 
-	/* SQLite writes the file itself: reserve the temporary name, then let it open it */
-	if (outfile_open(&o, path, force, err, errlen))
+	if (db_create(&o, &w, dir, name))
 		return -1;
-	snprintf(tmp, sizeof(tmp), "%s", o.tmp);
-	fclose(o.f);
-	o.f = NULL;
-	unlink(tmp);
-	if (sqlite3_open_v2(tmp, &w.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
-	    SQLITE_OK) {
-		snprintf(err, errlen, "%s: %s", path, w.db ? sqlite3_errmsg(w.db) : "cannot open");
-		sqlite3_close(w.db);
-		unlink(tmp);
-		return -1;
-	}
-	exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
 	write_one(&w, m, pid, id);
-	if (sqlite3_close(w.db) != SQLITE_OK && !w.rc) {
-		snprintf(err, errlen, "%s: closing the database failed", path);
-		w.rc = -1;
-	}
-	if (!w.rc && rename(tmp, path)) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		w.rc = -1;
-	} else if (w.rc) {
-		char reason[512];
-
-		snprintf(reason, sizeof(reason), "%s", err);
-		snprintf(err, errlen, "%s: %s", path, reason);
-	}
-	if (w.rc)
-		unlink(tmp);
-	return w.rc;
+	return db_commit(&o, &w);
 }
 
-static void vpd_name(char *out, size_t len, const char *dir, const struct vpd_identity *id,
-		     uint32_t pid)
+static void vpd_name(char *out, size_t len, const struct vpd_identity *id, uint32_t pid)
 {
 	if (*id->rank)
-		snprintf(out, len, "%s/%s-rank%s-%u.vpd", dir, id->host, id->rank, pid);
+		snprintf(out, len, "%s-rank%s-%u.vpd", id->host, id->rank, pid);
 	else
-		snprintf(out, len, "%s/%s-%u.vpd", dir, id->host, pid);
+		snprintf(out, len, "%s-%u.vpd", id->host, pid);
 }
 
-int vpd_export(const char *dir, const struct model *m, const struct vpd_identity *id, bool force,
+int vpd_export(const struct outtarget *dir, const struct model *m, const struct vpd_identity *id,
 	       char *err, size_t errlen)
 {
 	uint32_t pids[1024];
 	size_t n = profiled_pids(m, pids, sizeof(pids) / sizeof(pids[0]));
-	char path[PATH_MAX];
+	char name[NAME_MAX + 1];
 
-	if (mkdir(dir, 0755) && errno != EEXIST) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
-		return -1;
-	}
 	for (size_t i = 0; i < n; i++) {
-		vpd_name(path, sizeof(path), dir, id, pids[i]);
-		if (write_file(path, m, pids[i], id, force, err, errlen))
+		vpd_name(name, sizeof(name), id, pids[i]);
+		if (write_file(dir, name, m, pids[i], id, err, errlen))
 			return -1;
 	}
 	return (int)n;
@@ -1062,8 +1107,9 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 {
 	DIR *dp = opendir(dir);
 	struct dirent *de;
-	char **names = NULL, path[PATH_MAX], tmp[PATH_MAX + 16];
+	char **names = NULL, path[PATH_MAX];
 	size_t n = 0, cap = 0;
+	struct outtarget t;
 	struct outfile o;
 	struct writer w = { NULL, err, errlen, 0 };
 	int rc = -1;
@@ -1112,17 +1158,12 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		}
 		sqlite3_close(db);
 	}
-	if (outfile_open(&o, out, force, err, errlen))
+	if (outtarget_file(&t, out, force, err, errlen))
 		goto out;
-	snprintf(tmp, sizeof(tmp), "%s", o.tmp);
-	fclose(o.f);
-	unlink(tmp);
-	if (sqlite3_open(tmp, &w.db) != SQLITE_OK) {
-		snprintf(err, errlen, "%s: cannot create", out);
-		sqlite3_close(w.db);
+	if (db_create(&o, &w, &t, NULL)) {
+		outtarget_close(&t);
 		goto out;
 	}
-	exec(&w, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
 	exec(&w, schema);
 	exec(&w, "BEGIN");
 	{
@@ -1147,16 +1188,9 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		 "INSERT INTO meta SELECT 'span_end_timestamp', MAX(t) FROM (SELECT"
 		 " MAX(end_timestamp) t FROM gcu_op UNION ALL SELECT MAX(end_timestamp) FROM"
 		 " api_call);");
-	if (sqlite3_close(w.db) != SQLITE_OK && !w.rc) {
-		snprintf(err, errlen, "%s: closing the database failed", out);
+	if (db_commit(&o, &w))
 		w.rc = -1;
-	}
-	if (!w.rc && rename(tmp, out)) {
-		snprintf(err, errlen, "%s: %s", out, strerror(errno));
-		w.rc = -1;
-	}
-	if (w.rc)
-		unlink(tmp);
+	outtarget_close(&t);
 	rc = w.rc ? -1 : (int)n;
 out:
 	for (size_t i = 0; i < n; i++)

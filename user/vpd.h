@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "model.h"
+#include "outfile.h"
 
 #define VPD_FORMAT  "topsprof-vpd"
 #define VPD_VERSION 2 /* 2: stack rows with counts, counter rows */
@@ -28,9 +29,10 @@ struct vpd_identity {
  * "" */
 const char *vpd_rank(void);
 
-/* one vpd per profiled process of m into dir, named <host>-rank<R>-<pid>.vpd (rank part left
- * out outside a distributed job); the number written, or -1 with the reason in err */
-int vpd_export(const char *dir, const struct model *m, const struct vpd_identity *id, bool force,
+/* one vpd per profiled process of m into dir (prepared before the run, outfile.h), named
+ * <host>-rank<R>-<pid>.vpd (rank part left out outside a distributed job); the number written,
+ * or -1 with the reason in err */
+int vpd_export(const struct outtarget *dir, const struct model *m, const struct vpd_identity *id,
 	       char *err, size_t errlen);
 /* a vpd back into a model, for --import-profile */
 int vpd_import(const char *path, struct model *m, char *err, size_t errlen);
