@@ -17,6 +17,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile bool filter_pids = true;
 const volatile bool stats_mode = false;
 const volatile __u32 max_str_bytes = 4096;
+/* api_entry is loaded sleepable (Linux 6.0+): a string in a page the application has not touched
+ * yet is faulted in and read; else (false) the calls to sleepable helpers below are dead code the
+ * verifier removes, and such a string goes to topsprof as faulted (API_STR_FAULT) */
+const volatile bool sleepable = false;
 
 /* switched by topsprof at run time (--profile-from-start, start/stop) */
 __u32 collecting = 1;
@@ -71,6 +75,13 @@ struct {
 	__type(value, __u64);
 } api_drops SEC(".maps");
 
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, API_STR__COUNT);
+	__type(key, __u32);
+	__type(value, __u64);
+} api_str_counts SEC(".maps");
+
 /* a zeroed thread_calls to start a thread's entry from (too big for the stack) */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -102,7 +113,35 @@ struct str_ctx {
 	__u32 limit; /* bytes to take at most */
 	__u32 bytes; /* bytes mode: the payload's size; 0: a NUL-terminated string */
 	__u8 index;
+	__u8 faulted_in; /* a piece was read after faulting its pages in */
 };
+
+/* Fault in the pages of [p, p + size), two at most (size < 4096), so that the non-faulting
+ * string read succeeds: only a sleepable program may. The second page may rightly be unmapped
+ * (a string that ends before it); its error is of no matter. */
+static __always_inline void fault_in(const char *p, __u32 size)
+{
+	__u64 next = ((__u64)p | 4095) + 1;
+	char b;
+
+	bpf_copy_from_user(&b, 1, p);
+	if (next < (__u64)p + size)
+		bpf_copy_from_user(&b, 1, (const void *)next);
+}
+
+/* a fixed-size read of user memory; a sleepable program faults its pages in when it must (the
+ * common, resident case costs what it did) */
+static __always_inline long read_user(void *dst, __u32 size, const void *src, __u8 *faulted_in)
+{
+	long err = bpf_probe_read_user(dst, size, src);
+
+	if (err && sleepable) {
+		err = bpf_copy_from_user(dst, size, src);
+		if (!err)
+			*faulted_in = 1;
+	}
+	return err;
+}
 
 /* the verifier must see the bound right where a size is used: an AND the compiler cannot move */
 #define BOUND(v) asm volatile("%[x] &= %[m]" : [x] "+r"(v) : [m] "i"(API_STR_CHUNK - 1))
@@ -126,12 +165,10 @@ static long str_piece(__u32 i, struct str_ctx *c)
 	if (c->bytes) {
 		len = want < API_STR_CHUNK - 1 ? want : API_STR_CHUNK - 1;
 		BOUND(len);
-		if (bpf_probe_read_user(e->data, len, c->src + c->off))
-			len = 0;
+		if (read_user(e->data, len, c->src + c->off, &c->faulted_in))
+			goto fault;
 		c->off += len;
-		if (!len)
-			last = 1;
-		else if (c->off < c->limit)
+		if (c->off < c->limit)
 			last = 0;
 		else
 			last = c->bytes > c->limit ? 2 : 1;
@@ -140,20 +177,40 @@ static long str_piece(__u32 i, struct str_ctx *c)
 		size = want < API_STR_CHUNK - 2 ? want + 1 : API_STR_CHUNK - 1;
 		BOUND(size);
 		n = bpf_probe_read_user_str(e->data, size, c->src + c->off);
+		if (n < 0 && sleepable) {
+			fault_in(c->src + c->off, size);
+			n = bpf_probe_read_user_str(e->data, size, c->src + c->off);
+			if (n >= 0)
+				c->faulted_in = 1;
+		}
+		if (n < 0)
+			goto fault;
 		len = n > 0 ? (__u32)n - 1 : 0;
 		c->off += len;
-		if (n < 0 && c->off) {
-			last = 2; /* unreadable past this point: what came is marked cut */
-		} else if (n <= 0 || (__u32)n < size) {
+		if (n == 0 || (__u32)n < size) {
 			last = 1; /* the string ended */
 		} else if (c->off < c->limit) {
 			last = 0;
 		} else {
 			/* at the limit: truncated if the string goes on */
-			bpf_probe_read_user(&next, 1, c->src + c->off);
+			read_user(&next, 1, c->src + c->off, &c->faulted_in);
 			last = next ? 2 : 1;
 		}
 	}
+	goto send;
+fault:
+	/* no data: where the read failed and what was left, for topsprof to read if it safely can
+	 * (woken at once, while the process still runs) */
+	len = 0;
+	last = API_STR_END | API_STR_FAULT;
+	e->fault.addr = (__u64)c->src + c->off;
+	e->fault.want = c->limit - c->off;
+	e->fault.bytes = c->bytes;
+	count_in(&api_str_counts, API_STR_FAULTED);
+send:
+	/* once a string, at its last piece */
+	if (last && c->faulted_in)
+		count_in(&api_str_counts, API_STR_FAULTED_IN);
 	e->hdr.type = EV_API_STR;
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.pid = c->tgid;
@@ -164,7 +221,7 @@ static long str_piece(__u32 i, struct str_ctx *c)
 	e->len = (__u16)len;
 	e->index = c->index;
 	e->last = last;
-	bpf_ringbuf_submit(e, wakeup_flag());
+	bpf_ringbuf_submit(e, last & API_STR_FAULT ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
 	return last ? 1 : 0;
 }
 
@@ -186,6 +243,33 @@ static __always_inline void capture_str(__u64 call_id, __u32 tgid, __u32 tid, __
 	if (bytes && bytes < c.limit)
 		c.limit = bytes; /* truncated when bytes > max_str_bytes */
 	bpf_loop(1 + max_str_bytes / (API_STR_CHUNK - 2), str_piece, &c, 0);
+}
+
+/* the topstxEventAttributes_t at arg could not be read: its message is unknown, sent as faulted
+ * (API_STR_ATTR) so that it is counted, or read by topsprof */
+static __always_inline void attr_fault(__u64 call_id, __u32 tgid, __u32 tid, const void *arg)
+{
+	struct tp_str_event *e = bpf_ringbuf_reserve(&api_events, sizeof(*e), 0);
+
+	if (!e) {
+		count_drop(API_DROP_STR);
+		return;
+	}
+	e->hdr.type = EV_API_STR;
+	e->hdr.cpu = bpf_get_smp_processor_id();
+	e->hdr.pid = tgid;
+	e->hdr.tid = tid;
+	e->hdr.ts_ns = 0;
+	e->call_id = call_id;
+	e->offset = 0;
+	e->len = 0;
+	e->index = 0;
+	e->last = API_STR_END | API_STR_FAULT | API_STR_ATTR;
+	e->fault.addr = (__u64)arg;
+	e->fault.want = max_str_bytes;
+	e->fault.bytes = 0;
+	bpf_ringbuf_submit(e, BPF_RB_FORCE_WAKEUP);
+	count_in(&api_str_counts, API_STR_FAULTED);
 }
 
 /* argument i of the call (a constant offset for each, as the verifier wants) */
@@ -260,9 +344,13 @@ int BPF_KPROBE(api_entry)
 	if (d == 0 && (cookie & (API_CK_STR | API_CK_ATTR))) {
 		const void *arg = (const void *)reg_arg(f, API_CK_ARG(cookie));
 
+		__u8 faulted_in = 0;
+
 		if (cookie & API_CK_STR) {
 			capture_str(f->call_id, tgid, tid, 0, arg, 0);
-		} else if (arg && !bpf_probe_read_user(f->attr, sizeof(f->attr), arg)) {
+		} else if (arg && read_user(f->attr, sizeof(f->attr), arg, &faulted_in)) {
+			attr_fault(f->call_id, tgid, tid, arg);
+		} else if (arg) {
 			const void *msg = *(const void **)&f->attr[ATTR_OFF_MESSAGE];
 			const void *payload = *(const void **)&f->attr[ATTR_OFF_PAYLOAD];
 			__s32 ptype = *(__s32 *)&f->attr[ATTR_OFF_PAYLOAD_TYPE];

@@ -75,14 +75,35 @@ struct tp_api_event {
 	__u8 attr[API_ATTR_SIZE];
 };
 
+/* tp_str_event.last: its low two bits say where the piece stands, the others how it was read */
+#define API_STR_END    1 /* the last piece */
+#define API_STR_CUT    2 /* the last piece, and the string was truncated */
+#define API_STR_POS(l) ((l)&3)
+/* The application's memory could not be read there without a page fault (a page it has not
+ * touched yet: cold .rodata, a fresh file mapping), and the probe could not fault it in (no
+ * sleepable uprobes): the piece has no data (len 0) but a struct tp_str_fault, and is the last.
+ * A legitimately empty string is a piece of len 0 without this bit. */
+#define API_STR_FAULT	  4
+#define API_STR_RECOVERED 8  /* topsprof read this piece from the process after the fault */
+#define API_STR_ATTR	  16 /* with API_STR_FAULT: the topstxEventAttributes_t itself faulted */
+
+struct tp_str_fault {
+	__u64 addr;  /* the user address that could not be read */
+	__u32 want;  /* bytes left to read from there, up to --topstx-max-bytes-size */
+	__u32 bytes; /* a bytes payload's whole size; 0: a NUL-terminated string */
+};
+
 struct tp_str_event {
 	struct tp_event_hdr hdr;
 	__u64 call_id;
 	__u32 offset; /* of this piece in the string */
 	__u16 len;    /* bytes of data in this piece */
 	__u8 index;   /* 0: the message or name; 1: a string or bytes payload */
-	__u8 last;    /* 1: the last piece; 2: the last, and the string was truncated */
-	char data[API_STR_CHUNK];
+	__u8 last;    /* 0, API_STR_END or API_STR_CUT; API_STR_FAULT, API_STR_RECOVERED */
+	union {
+		char data[API_STR_CHUNK];
+		struct tp_str_fault fault; /* API_STR_FAULT */
+	};
 };
 
 /* statistics mode: per process and function, in a per-CPU hash */
@@ -105,6 +126,13 @@ enum api_drop {
 	API_DROP_DEPTH = 2, /* calls nested deeper than API_MAX_DEPTH, or returns without entry */
 	API_DROP_STAT = 3,  /* statistics lost to a full statistics map */
 	API_DROP__COUNT
+};
+
+/* api_str_counts indices: how strings that faulted were read (not losses) */
+enum api_str_count {
+	API_STR_FAULTED_IN = 0, /* strings read after the probe faulted their pages in */
+	API_STR_FAULTED = 1,	/* strings sent as faulted (API_STR_FAULT), for topsprof to read */
+	API_STR__COUNT
 };
 
 /* CPU sampling (bpf/cpu.bpf.c): samples counted in the kernel per thread and stack pair */
@@ -182,5 +210,16 @@ enum kc_drop {
 			     * threads makes room by forgetting its least recent one, unseen) */
 	KC_DROP__COUNT
 };
+
+/* --- signals for the launched application (bpf/proc.bpf.c) -------------------------------- */
+
+/* by signal number: the last one generated for the application, and who sent it */
+struct tp_sig_seen {
+	__u64 ts_ns;  /* bpf_ktime_get_ns() */
+	__u32 sender; /* tgid of the task that generated it */
+	__u32 count;
+};
+
+#define TP_SIG_MAX 65
 
 #endif

@@ -3,6 +3,8 @@
 #include "grow.h"
 #include "strlist.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +15,8 @@ struct pending_str {
 	uint32_t got[2]; /* bytes received: fewer than len when a piece was lost */
 	bool ended[2];	 /* the last piece arrived */
 	bool truncated[2];
+	uint8_t fault[2]; /* unreadable from here: 1 the string, 2 the attributes (API_STR_ATTR) */
+	uint64_t fault_addr[2];
 };
 
 void model_init(struct model *m)
@@ -108,6 +112,16 @@ void model_add_str(struct model *m, const struct tp_str_event *e)
 	/* strings are cut at --topstx-max-bytes-size, 1 MiB at most */
 	if (!p || e->len > API_STR_CHUNK || e->offset > (1u << 20))
 		return;
+	if (e->last & API_STR_FAULT) {
+		/* neither the probe nor topsprof could read it: lost, and said so where it shows */
+		p->fault[k] = e->last & API_STR_ATTR ? 2 : 1;
+		p->fault_addr[k] = e->fault.addr;
+		p->ended[k] = true;
+		m->lost_unreadable++;
+		return;
+	}
+	if ((e->last & API_STR_RECOVERED) && API_STR_POS(e->last))
+		m->str_recovered++;
 	if (end > p->len[k] || !p->buf[k]) {
 		buf = realloc(p->buf[k], (size_t)end + 1);
 		if (!buf)
@@ -120,10 +134,22 @@ void model_add_str(struct model *m, const struct tp_str_event *e)
 	}
 	memcpy(p->buf[k] + e->offset, e->data, e->len);
 	p->got[k] += e->len;
-	if (e->last)
+	if (API_STR_POS(e->last))
 		p->ended[k] = true;
-	if (e->last == 2)
+	if (API_STR_POS(e->last) == API_STR_CUT)
 		p->truncated[k] = true;
+}
+
+/* what came of a string before it could not be read, then where: "[unreadable string at 0x...]" */
+static char *unreadable(char *came, uint8_t fault, uint64_t addr)
+{
+	char *s = NULL;
+
+	if (asprintf(&s, "%s[unreadable %s at 0x%" PRIx64 "]", came ? came : "",
+		     fault == 2 ? "attributes" : "string", addr) < 0)
+		s = NULL;
+	free(came);
+	return s;
 }
 
 static void note_time(struct model *m, uint64_t start, uint64_t end)
@@ -169,6 +195,11 @@ void model_add_call(struct model *m, const struct tp_api_event *e)
 					  (p->buf[k] && (!p->ended[k] || p->got[k] < p->len[k]));
 			if (p->buf[k] && p->got[k] < p->len[k])
 				c->str_len[k] = (uint32_t)strlen(p->buf[k]);
+			if (p->fault[k]) {
+				c->str[k] = unreadable(c->str[k], p->fault[k], p->fault_addr[k]);
+				c->str_len[k] = c->str[k] ? (uint32_t)strlen(c->str[k]) : 0;
+				c->truncated[k] = false;
+			}
 		}
 		*p = m->pending[--m->npending];
 	}
@@ -398,7 +429,7 @@ void model_finish(struct model *m, bool stats_from_calls, const char *include_do
 uint64_t model_lost_total(const struct model *m)
 {
 	return m->lost_calls + m->lost_strings + m->lost_depth + m->lost_stats +
-	       m->lost_proc_events + m->lost_pids;
+	       m->lost_proc_events + m->lost_pids + m->lost_unreadable;
 }
 
 static bool own_pid(const struct model *m, uint32_t pid)

@@ -105,6 +105,10 @@ struct model {
 	struct kernel_profile kernel; /* --kernel-callstack */
 	/* losses */
 	uint64_t lost_calls, lost_strings, lost_depth, lost_stats, lost_proc_events, lost_pids;
+	/* strings neither the probe nor topsprof could read (API_STR_FAULT), shown as
+	 * "[unreadable string at 0x...]"; and, not losses, those topsprof read from the process
+	 * after the probe faulted (str_recovered), those the probe faulted in (str_faulted_in) */
+	uint64_t lost_unreadable, str_recovered, str_faulted_in;
 	/* strings whose call has not returned yet */
 	struct pending_str *pending;
 	size_t npending, pending_cap;

@@ -16,13 +16,96 @@
 
 struct tracer {
 	struct api_bpf *skel;
-	bool multi; /* uprobe_multi links */
+	bool multi;	/* uprobe_multi links */
+	bool sleepable; /* api_entry faults in the pages of the strings it reads */
 	struct bpf_link **links;
 	size_t nlinks, cap;
 	int link_fds[8]; /* multi links: entry and return, per probed file */
 	struct bpf_link *exit_link;
 	int nlink_fds;
 };
+
+/* Sleepable uprobe programs (Linux 6.0; with uprobe_multi links, 6.6) may call
+ * bpf_copy_from_user, which faults pages in. Before, the kernel refuses BPF_F_SLEEPABLE for a
+ * kprobe-type program (EINVAL): a program of a few instructions, loaded as api_entry would be,
+ * tells. TOPSPROF_NO_SLEEPABLE=1 takes the other path (strings read after the fact) here. */
+static bool sleepable_uprobes(bool multi)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+		  .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_copy_from_user },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_SLEEPABLE,
+		    .expected_attach_type = multi ? (enum bpf_attach_type)UMULTI_ATTACH_TYPE : 0);
+	int fd;
+
+	if (getenv("TOPSPROF_NO_SLEEPABLE"))
+		return false;
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "Dual BSD/GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* open, configure and load the object; api_entry sleepable or not */
+static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
+{
+	struct bpf_program *entry;
+	int err;
+
+	t->skel = api_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		pr_error("opening the API tracer BPF object: %s", strerror(-err));
+		return err;
+	}
+	t->skel->rodata->filter_pids = !o->system_wide;
+	t->skel->rodata->stats_mode = o->stats_mode;
+	t->skel->rodata->max_str_bytes = o->max_str_bytes;
+	t->skel->rodata->sleepable = sleepable;
+	t->skel->data->collecting = o->collecting;
+	err = bpf_map__set_max_entries(t->skel->maps.api_events, (__u32)o->buffer_size);
+	if (!err && o->pid_map_fd >= 0)
+		err = bpf_map__reuse_fd(t->skel->maps.tracked_pids, o->pid_map_fd);
+	if (err) {
+		pr_error("configuring the API tracer: %s", strerror(-err));
+		return err;
+	}
+	entry = t->skel->progs.api_entry;
+	if (sleepable)
+		bpf_program__set_flags(entry, bpf_program__flags(entry) | BPF_F_SLEEPABLE);
+	if (t->multi) {
+		bpf_program__set_expected_attach_type(t->skel->progs.api_entry,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(t->skel->progs.api_return,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+	}
+	err = api_bpf__load(t->skel);
+	if (err && sleepable) {
+		/* the kernel has sleepable uprobes, yet refuses this one: the other path */
+		pr_debug("loading the API tracer sleepable failed (%s): loading it without",
+			 strerror(-err));
+		api_bpf__destroy(t->skel);
+		t->skel = NULL;
+		return load(t, o, false);
+	}
+	if (err) {
+		pr_error("loading the API tracer BPF programs: %s%s", strerror(-err),
+			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		return err;
+	}
+	t->sleepable = sleepable;
+	return 0;
+}
 
 int tracer_open(struct tracer **out, const struct tracer_opts *o)
 {
@@ -31,36 +114,13 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 
 	if (!t)
 		return -ENOMEM;
-	t->skel = api_bpf__open();
-	if (!t->skel) {
-		err = -errno;
-		pr_error("opening the API tracer BPF object: %s", strerror(-err));
-		goto fail;
-	}
-	t->skel->rodata->filter_pids = !o->system_wide;
-	t->skel->rodata->stats_mode = o->stats_mode;
-	t->skel->rodata->max_str_bytes = o->max_str_bytes;
-	t->skel->data->collecting = o->collecting;
-	err = bpf_map__set_max_entries(t->skel->maps.api_events, (__u32)o->buffer_size);
-	if (!err && o->pid_map_fd >= 0)
-		err = bpf_map__reuse_fd(t->skel->maps.tracked_pids, o->pid_map_fd);
-	if (err) {
-		pr_error("configuring the API tracer: %s", strerror(-err));
-		goto fail;
-	}
 	t->multi = umulti_supported();
-	if (t->multi) {
-		bpf_program__set_expected_attach_type(t->skel->progs.api_entry,
-						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
-		bpf_program__set_expected_attach_type(t->skel->progs.api_return,
-						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
-	}
-	err = api_bpf__load(t->skel);
-	if (err) {
-		pr_error("loading the API tracer BPF programs: %s%s", strerror(-err),
-			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+	err = load(t, o, sleepable_uprobes(t->multi));
+	if (err)
 		goto fail;
-	}
+	pr_debug("strings in pages the application has not touched yet: %s",
+		 t->sleepable ? "faulted in by the probe (sleepable uprobes)"
+			      : "read again by topsprof from read-only mappings");
 	t->exit_link = bpf_program__attach(t->skel->progs.api_thread_exit);
 	if (!t->exit_link) {
 		err = -errno;
@@ -250,6 +310,14 @@ int tracer_collect_maps(struct tracer *t, struct model *m)
 
 		err = percpu_u64_sum(bpf_map__fd(t->skel->maps.api_drops), k, &sum);
 		*lost[k] += sum;
+	}
+	if (!err) {
+		uint64_t sum;
+
+		/* API_STR_FAULTED: those are counted as they arrive, recovered or lost */
+		err = percpu_u64_sum(bpf_map__fd(t->skel->maps.api_str_counts), API_STR_FAULTED_IN,
+				     &sum);
+		m->str_faulted_in += sum;
 	}
 	return err;
 }
