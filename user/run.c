@@ -160,6 +160,21 @@ static int on_api_event(void *ctx, void *data, size_t size)
 	struct run *r = ctx;
 	const struct tp_event_hdr *h = data;
 
+	/* a string the probe could not read: read it now, while the process runs, if that is
+	 * safe; what was read replaces the faulted piece (also in the raw data) */
+	if (size >= sizeof(struct tp_str_event) && h->type == EV_API_STR &&
+	    (((const struct tp_str_event *)data)->last & API_STR_FAULT)) {
+		struct tp_str_event *pieces;
+		size_t n = strrecover_pieces(data, &pieces);
+
+		for (size_t i = 0; i < n; i++) {
+			raw_event(r->raw, &pieces[i], sizeof(pieces[i]));
+			model_add_str(&r->m, &pieces[i]);
+		}
+		free(pieces);
+		if (n)
+			return 0;
+	}
 	raw_event(r->raw, data, size);
 	if (size >= sizeof(struct tp_api_event) && h->type == EV_API_CALL)
 		model_add_call(&r->m, data);

@@ -9,6 +9,7 @@
 
 #include "apitable.h"
 #include "model.h"
+#include "strrecover.h" /* the strings the probe sends as faulted are read again with it */
 
 struct tracer;
 

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Strings the probe could not read (issue 12): which mappings allow reading them again later,
+ * how far a string may be read, the pieces read from a live process (this one), and how the
+ * model shows and counts what was recovered or lost. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "model.h"
+#include "strrecover.h"
+
+static void test_allowed(void **state)
+{
+	(void)state;
+	assert_true(strrecover_allowed("r--p"));  /* .rodata, a read-only file mapping */
+	assert_true(strrecover_allowed("r-xp"));  /* code */
+	assert_false(strrecover_allowed("rw-p")); /* could have changed since the call */
+	assert_false(strrecover_allowed("rwxp"));
+	assert_false(strrecover_allowed("r--s")); /* another mapping may write it */
+	assert_false(strrecover_allowed("---p")); /* unreadable */
+	assert_false(strrecover_allowed("--xp"));
+	assert_false(strrecover_allowed("r-"));
+	assert_false(strrecover_allowed(NULL));
+}
+
+static const char maps[] = "1000-3000 r--p 00000000 08:01 10 /usr/bin/app\n"
+			   "3000-4000 r-xp 00002000 08:01 10 /usr/bin/app\n"
+			   "4000-5000 rw-p 00003000 08:01 10 /usr/bin/app\n"
+			   "6000-7000 r--p 00000000 00:00 0 \n"
+			   "8000-9000 r--s 00000000 00:05 7 /memfd:x (deleted)\n"
+			   "9000-a000 rw-p 00000000 00:00 0 [heap]\n";
+
+static void test_span(void **state)
+{
+	bool w;
+
+	(void)state;
+	/* read-only mappings one after the other: the string may run on through them */
+	assert_int_equal(strrecover_span(maps, 0x1000, 0x10000, &w), 0x3000);
+	assert_true(w); /* up to the writable one */
+	assert_int_equal(strrecover_span(maps, 0x2ff0, 0x100, &w), 0x100);
+	assert_false(w);
+	assert_int_equal(strrecover_span(maps, 0x2ff0, 0x10000, NULL), 0x1010);
+	/* writable: never read again */
+	assert_int_equal(strrecover_span(maps, 0x4010, 16, &w), 0);
+	assert_true(w);
+	assert_int_equal(strrecover_span(maps, 0x9000, 16, &w), 0);
+	assert_true(w);
+	/* a gap ends it: 0x6000 begins after one */
+	assert_int_equal(strrecover_span(maps, 0x6800, 0x10000, &w), 0x800);
+	/* shared, or nothing mapped there */
+	assert_int_equal(strrecover_span(maps, 0x8000, 16, &w), 0);
+	assert_false(w);
+	assert_int_equal(strrecover_span(maps, 0x5800, 16, &w), 0);
+	assert_false(w);
+	assert_int_equal(strrecover_span(maps, 0x100000, 16, &w), 0);
+	assert_int_equal(strrecover_span("", 0x1000, 16, &w), 0);
+}
+
+/* a faulted piece as the probe sends it */
+static struct tp_str_event *faulted(const void *addr, uint32_t off, uint32_t want, uint32_t bytes)
+{
+	struct tp_str_event *e = calloc(1, sizeof(*e));
+
+	assert_non_null(e);
+	e->hdr.type = EV_API_STR;
+	e->hdr.pid = (uint32_t)getpid();
+	e->call_id = 7;
+	e->offset = off;
+	e->last = API_STR_END | API_STR_FAULT;
+	e->fault.addr = (uint64_t)(uintptr_t)addr;
+	e->fault.want = want;
+	e->fault.bytes = bytes;
+	return e;
+}
+
+static const char rodata_msg[] = "a message in .rodata";
+
+static void test_pieces(void **state)
+{
+	struct tp_str_event *e, *p;
+	size_t n;
+	char *rw = strdup("a message in the heap"), *big;
+
+	(void)state;
+	/* read-only: recovered, as one piece marked so */
+	e = faulted(rodata_msg, 0, 4096, 0);
+	n = strrecover_pieces(e, &p);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].len, strlen(rodata_msg));
+	assert_memory_equal(p[0].data, rodata_msg, strlen(rodata_msg));
+	assert_int_equal(p[0].last, API_STR_END | API_STR_RECOVERED);
+	assert_int_equal(p[0].call_id, 7);
+	free(p);
+	/* from where the probe stopped, to the limit: cut, the string goes on */
+	e->fault.addr += 2;
+	e->offset = 2;
+	e->fault.want = 7;
+	n = strrecover_pieces(e, &p);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].offset, 2);
+	assert_int_equal(p[0].len, 7);
+	assert_memory_equal(p[0].data, "message", 7);
+	assert_int_equal(p[0].last, API_STR_CUT | API_STR_RECOVERED);
+	free(p);
+	/* bytes payloads: exactly what was left; cut when the payload is longer than the limit */
+	e->fault.bytes = 100;
+	e->fault.want = 5;
+	n = strrecover_pieces(e, &p);
+	assert_int_equal(n, 1);
+	assert_int_equal(p[0].len, 5);
+	assert_int_equal(p[0].last, API_STR_CUT | API_STR_RECOVERED);
+	free(p);
+	free(e);
+	/* writable memory: not recovered */
+	e = faulted(rw, 0, 4096, 0);
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	assert_null(p);
+	free(e);
+	free(rw);
+	/* the attributes themselves: not recovered */
+	e = faulted(rodata_msg, 0, 4096, 0);
+	e->last |= API_STR_ATTR;
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	free(e);
+	/* nothing mapped there, or a process gone */
+	e = faulted((void *)16, 0, 4096, 0);
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	free(e);
+	e = faulted(rodata_msg, 0, 4096, 0);
+	e->hdr.pid = 0x7ffffff0;
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	free(e);
+	/* a long string in a read-only mapping: pieces of API_STR_CHUNK - 1 bytes */
+	big = mmap(NULL, 3 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(big != MAP_FAILED);
+	memset(big, 'x', 10000);
+	assert_int_equal(mprotect(big, 3 * 4096, PROT_READ), 0);
+	e = faulted(big, 0, 20000, 0);
+	n = strrecover_pieces(e, &p);
+	assert_int_equal(n, 3);
+	assert_int_equal(p[0].len + p[1].len + p[2].len, 10000);
+	assert_int_equal(p[1].offset, API_STR_CHUNK - 1);
+	assert_int_equal(p[0].last, API_STR_RECOVERED);
+	assert_int_equal(p[2].last, API_STR_END | API_STR_RECOVERED);
+	free(p);
+	free(e);
+	munmap(big, 3 * 4096);
+}
+
+static struct tp_api_event mark(uint64_t id)
+{
+	struct tp_api_event e;
+
+	memset(&e, 0, sizeof(e));
+	e.hdr.type = EV_API_CALL;
+	e.hdr.pid = e.hdr.tid = 1;
+	e.call_id = id;
+	e.fn = (uint32_t)api_find("topstxMark");
+	return e;
+}
+
+static void test_model(void **state)
+{
+	struct tp_str_event *s = calloc(1, sizeof(*s));
+	struct tp_api_event e;
+	struct model m;
+
+	(void)state;
+	model_init(&m);
+	/* lost at once: named by its address, counted */
+	s->call_id = 1;
+	s->last = API_STR_END | API_STR_FAULT;
+	s->fault.addr = 0x1234;
+	model_add_str(&m, s);
+	e = mark(1);
+	model_add_call(&m, &e);
+	assert_string_equal(m.calls[0].str[0], "[unreadable string at 0x1234]");
+	assert_false(m.calls[0].truncated[0]);
+	/* lost after a first piece: what came, then where it stopped */
+	memset(s, 0, sizeof(*s));
+	s->call_id = 2;
+	s->len = 3;
+	memcpy(s->data, "abc", 3);
+	model_add_str(&m, s);
+	s->offset = 3;
+	s->len = 0;
+	s->last = API_STR_END | API_STR_FAULT;
+	s->fault.addr = 0x5000;
+	model_add_str(&m, s);
+	e = mark(2);
+	model_add_call(&m, &e);
+	assert_string_equal(m.calls[1].str[0], "abc[unreadable string at 0x5000]");
+	/* the attributes */
+	memset(s, 0, sizeof(*s));
+	s->call_id = 3;
+	s->last = API_STR_END | API_STR_FAULT | API_STR_ATTR;
+	s->fault.addr = 0x7000;
+	model_add_str(&m, s);
+	e = mark(3);
+	model_add_call(&m, &e);
+	assert_string_equal(m.calls[2].str[0], "[unreadable attributes at 0x7000]");
+	/* recovered: the string as passed, counted once, not as a loss */
+	memset(s, 0, sizeof(*s));
+	s->call_id = 4;
+	s->len = 4;
+	memcpy(s->data, "cold", 4);
+	s->last = API_STR_RECOVERED;
+	model_add_str(&m, s);
+	s->offset = 4;
+	s->len = 5;
+	memcpy(s->data, " page", 5);
+	s->last = API_STR_END | API_STR_RECOVERED;
+	model_add_str(&m, s);
+	e = mark(4);
+	model_add_call(&m, &e);
+	assert_string_equal(m.calls[3].str[0], "cold page");
+	/* a legitimately empty string is not a loss */
+	memset(s, 0, sizeof(*s));
+	s->call_id = 5;
+	s->last = API_STR_END;
+	model_add_str(&m, s);
+	e = mark(5);
+	model_add_call(&m, &e);
+	assert_string_equal(m.calls[4].str[0], "");
+	assert_int_equal(m.lost_unreadable, 3);
+	assert_int_equal(m.str_recovered, 1);
+	assert_int_equal(model_lost_total(&m), 3);
+	model_finish(&m, true, NULL);
+	assert_int_equal(m.nmarks, 5);
+	assert_string_equal(m.marks[0].name, "[unreadable string at 0x1234]");
+	model_free(&m);
+	free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_allowed),
+		cmocka_unit_test(test_span),
+		cmocka_unit_test(test_pieces),
+		cmocka_unit_test(test_model),
+	};
+
+	return cmocka_run_group_tests_name("strrecover", tests, NULL, NULL);
+}
