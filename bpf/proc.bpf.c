@@ -108,3 +108,34 @@ int BPF_PROG(proc_exit, struct task_struct *task)
 		bpf_map_delete_elem(&tracked_pids, &tgid);
 	return 0;
 }
+
+/* Signals generated for the launched application (app_tgid, set once it is forked), by signal:
+ * when the last one came and who sent it. topsprof forwards a signal it was sent only when the
+ * application did not get the same one too (a process group's, a terminal's, a job's). It runs
+ * for every signal on the host: a rare event, and one compare when it is not the application's. */
+__u32 app_tgid = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TP_SIG_MAX);
+	__type(key, __u32);
+	__type(value, struct tp_sig_seen);
+} app_signals SEC(".maps");
+
+SEC("tp_btf/signal_generate")
+int BPF_PROG(proc_signal, int sig, struct kernel_siginfo *info, struct task_struct *task, int group,
+	     int result)
+{
+	__u32 key = (__u32)sig;
+	struct tp_sig_seen *s;
+
+	if (!app_tgid || BPF_CORE_READ(task, tgid) != app_tgid)
+		return 0;
+	s = bpf_map_lookup_elem(&app_signals, &key);
+	if (!s)
+		return 0;
+	s->ts_ns = bpf_ktime_get_ns();
+	s->sender = bpf_get_current_pid_tgid() >> 32;
+	__sync_fetch_and_add(&s->count, 1);
+	return 0;
+}

@@ -12,7 +12,8 @@
 /* what topsprof handles itself while the application runs */
 static const int reset_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
 
-int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output)
+int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output,
+		   const sigset_t *ignored)
 {
 	int p[2];
 	char go;
@@ -32,9 +33,11 @@ int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool a
 		int err_fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
 		ssize_t n;
 
-		/* the application starts with the signal dispositions topsprof was given */
+		/* the application starts with the signal dispositions topsprof was given: what
+		 * was ignored stays ignored */
 		for (size_t i = 0; i < sizeof(reset_signals) / sizeof(reset_signals[0]); i++)
-			signal(reset_signals[i], SIG_DFL);
+			signal(reset_signals[i],
+			       sigismember(ignored, reset_signals[i]) ? SIG_IGN : SIG_DFL);
 		close(p[1]);
 		do
 			n = read(p[0], &go, 1);

@@ -4,6 +4,7 @@
 #ifndef TOPSPROF_LAUNCH_H
 #define TOPSPROF_LAUNCH_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <sys/types.h>
 
@@ -14,8 +15,10 @@ struct launch {
 	int status; /* as waitpid(2) reports it */
 };
 
-/* fork the child and hold it; app_output false sends its stdout and stderr to /dev/null */
-int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output);
+/* fork the child and hold it; app_output false sends its stdout and stderr to /dev/null; the
+ * signals in ignored stay ignored in it, the others topsprof handles are reset */
+int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output,
+		   const sigset_t *ignored);
 int launch_release(struct launch *l);
 /* topsprof could not set up: the child ends without running anything */
 void launch_abort(struct launch *l);

@@ -55,8 +55,7 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 	}
 	err = proc_bpf__attach(pt->skel);
 	if (err) {
-		pr_error("attaching to the sched_process_{fork,exec,exit} tracepoints: %s",
-			 strerror(-err));
+		pr_error("attaching to the process and signal tracepoints: %s", strerror(-err));
 		goto fail;
 	}
 	pt->rb = ring_buffer__new(bpf_map__fd(pt->skel->maps.proc_events), handle, pt, NULL);
@@ -112,6 +111,24 @@ int proctree_poll(struct proctree *pt, int timeout_ms)
 int proctree_map_fd(const struct proctree *pt)
 {
 	return bpf_map__fd(pt->skel->maps.tracked_pids);
+}
+
+void proctree_watch_signals(struct proctree *pt, pid_t app)
+{
+	pt->skel->bss->app_tgid = (__u32)app;
+}
+
+bool proctree_app_signaled(const struct proctree *pt, int sig, uint64_t since_ns, pid_t exclude,
+			   pid_t *sender)
+{
+	__u32 key = (__u32)sig;
+	struct tp_sig_seen s;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(pt->skel->maps.app_signals), &key, &s) || !s.count ||
+	    s.ts_ns < since_ns || s.sender == (__u32)exclude)
+		return false;
+	*sender = (pid_t)s.sender;
+	return true;
 }
 
 int proctree_drops(const struct proctree *pt, struct proctree_drops *d)

@@ -35,6 +35,13 @@ int proctree_poll(struct proctree *pt, int timeout_ms);
 /* the tracked_pids map, for other BPF programs to share */
 int proctree_map_fd(const struct proctree *pt);
 
+/* signals generated for app (the launched application) are noted from now on; whether signal
+ * sig reached it at or after since_ns (CLOCK_MONOTONIC) from a sender other than exclude, and
+ * the sender in *sender */
+void proctree_watch_signals(struct proctree *pt, pid_t app);
+bool proctree_app_signaled(const struct proctree *pt, int sig, uint64_t since_ns, pid_t exclude,
+			   pid_t *sender);
+
 struct proctree_drops {
 	uint64_t events; /* records lost to a full ring buffer */
 	uint64_t pids;	 /* processes that could not join a full tracked_pids */

@@ -190,9 +190,17 @@ grep -q "TOPSPROF is profiling every process" "$TMP/sw.out" || die "system-wide 
 grep -q "Total Calls 33$" "$TMP/sw.out" || die "system-wide: 26 + 7 calls: $(cat "$TMP/sw.out")"
 
 # --- Ctrl-C: the app gets it, the report comes, no BPF program stays loaded ------------------------------
-"$TOPSPROF" --session-new ctrlc "$BIN/${LONG[@]}" >"$TMP/c.out" 2>"$TMP/c.err" &
+# started as from a terminal: SIGINT at its default (a script's background job ignores it, and
+# topsprof keeps what it was started ignoring so for the application)
+env --default-signal=INT "$TOPSPROF" --session-new ctrlc "$BIN/${LONG[@]}" >"$TMP/c.out" \
+	2>"$TMP/c.err" &
 p=$!
 wait_session ctrlc
+# and the application released: it runs as itself, no longer as topsprof's held child
+for _ in $(seq 100); do
+	pgrep -P $p -x stress >/dev/null && break
+	sleep 0.05
+done
 kill -INT $p
 wait $p
 rc=$?
@@ -202,14 +210,24 @@ grep -q "killed by signal 2" "$TMP/c.err" || die "cause not shown: $(cat "$TMP/c
 sleep 0.5
 if command -v bpftool >/dev/null; then
 	# held by anything but a topsprof (another run on this host may be profiling meanwhile):
-	# an fd leaked into the application, or a process that outlived this run
-	left=$(bpftool -j prog show 2>/dev/null | python3 -c '
+	# an fd leaked into the application, or a process that outlived this run. Another run's
+	# programs pass through moments without a holder (while loaded, while freed): a leak is
+	# what stays so for 3 s
+	suspects() {
+		bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
 for p in json.load(sys.stdin):
     holders = [h["comm"] for h in p.get("pids", [])]
-    if p.get("name") in ("api_entry", "api_return", "proc_fork", "api_thread_exit", "cpu_sample") \
+    if p.get("name") in ("api_entry", "api_return", "proc_fork", "proc_signal", "api_thread_exit", "cpu_sample") \
             and (not holders or any(c != "topsprof" for c in holders)):
-        print(p["id"], p["name"], holders)')
+        print(p["id"], p["name"], holders)' | sort
+	}
+	left=$(suspects)
+	for _ in $(seq 10); do
+		[ -z "$left" ] && break
+		sleep 0.3
+		left=$(comm -12 <(echo "$left") <(suspects))
+	done
 	[ -z "$left" ] || die "BPF programs left loaded: $left"
 fi
 [ -z "$(find "$TMP/run" ! -type d)" ] || die "session files left: $(ls -R "$TMP/run")"
