@@ -21,7 +21,7 @@ SIM_RT_CET_OBJS := $(SIM_RT_SRCS:%.c=$(SIM_OUT)/obj-cet/%.o)
 SIM_TX_OBJS := $(SIM_OUT)/obj/sim/tx/topstx.o
 SIM_DRIVER_OBJS := $(SIM_DRIVER_SRCS:%.c=$(SIM_OUT)/obj/%.o)
 
-SIM_SAMPLES := simpleElemwiseAdd stress topstx_ranges fork_app cpu_hot
+SIM_SAMPLES := simpleElemwiseAdd stress topstx_ranges topstx_cold fork_app cpu_hot
 SIM_TARGETS := $(SIM_LIB)/libtopsrt.so $(SIM_LIB)/libtopsrt.a $(SIM_LIB)/libtopstx.so \
 	$(SIM_OUT)/lib-cet/libtopsrt.so $(SIM_LIB)/libsample_kernels.so \
 	$(SIM_SAMPLES:%=$(SIM_BIN)/%) $(SIM_BIN)/dlopen_app $(SIM_BIN)/simpleElemwiseAdd_static \

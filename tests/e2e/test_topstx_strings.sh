@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# topstx strings never lost silently (issue 12): messages in pages the application has not
+# touched (a .rodata page, a fresh file mapping, a fresh writable memfd mapping) are read by the
+# probe where the kernel has sleepable uprobes, else read again by topsprof from read-only
+# mappings; one it cannot read safely is counted, warned about and named
+# "[unreadable string at 0x...]", never an empty name. The names are compared with what
+# sim/samples/topstx_cold says it passed.
+. "$E2E_DIR/lib.sh"
+BIN=$OUTPUT/sim/bin
+export TOPS_SIM_DRIVER_DIR=$TMP/driver
+unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META LD_LIBRARY_PATH
+unset TOPSPROF_NO_SLEEPABLE TOPSPROF_NO_UPROBE_MULTI
+
+[ "$(id -u)" = 0 ] || skip "needs root for BPF"
+[ -x "$BIN/topstx_cold" ] || die "no $BIN/topstx_cold"
+
+# what the app passed: "KIND|NAME|ADDRESS" lines
+passed() { sed -n "s/^passed: \([a-z]*\) '\(.*\)' at \(0x[0-9a-f]*\)$/\1|\2|\3/p" <<<"$out"; }
+tx_section() { sed -n '/TOPSTX activities:/,/Accumulate Time/p' <<<"$out"; }
+has_range() { grep -qE "^==[0-9]+== +[0-9.]+% .* $(sed 's/[][\.*^$]/\\&/g' <<<"$1")\$" <<<"$(tx_section)"; }
+has_mark() { grep -qF "Mark $1: 1" <<<"$out"; }
+
+# every message as the app passed it, but those listed (by KIND|NAME) as unreadable: these
+# named by their address
+expect_names() { # unreadable...
+	local kind name addr shown n=0
+	while IFS='|' read -r kind name addr; do
+		n=$((n + 1))
+		shown=$name
+		for u in "$@"; do
+			[ "$u" = "$kind|$name" ] && shown="[unreadable string at $addr]"
+		done
+		checks=$((checks + 1))
+		if [ "$kind" = range ]; then
+			has_range "$shown" || die "no range '$shown':"$'\n'"$out"
+		else
+			has_mark "$shown" || die "no mark '$shown':"$'\n'"$out"
+		fi
+	done <<<"$(passed)"
+	[ "$n" = 3 ] || die "the app said it passed $n messages, not 3:"$'\n'"$out"
+	# never an empty name
+	checks=$((checks + 1))
+	grep -qE '^==[0-9]+== +[0-9.]+% +[0-9.]+[a-z]+ +[0-9]+ +[0-9.]+[a-z]+ +[0-9.]+[a-z]+ +[0-9.]+[a-z]+ *$' \
+		<<<"$(tx_section)" && die "a range without a name:"$'\n'"$out"
+	grep -q "Mark : " <<<"$out" && die "a mark without a name:"$'\n'"$out"
+	return 0
+}
+
+# --- what this kernel offers: sleepable uprobes read all three ---------------------------------
+run "$TOPSPROF" --print-app-log --debug "$BIN/topstx_cold" "$TMP"
+expect_rc 0
+expect_out "topstx_cold: PASSED"
+if grep -q "faulted in by the probe (sleepable uprobes)" <<<"$err"; then
+	expect_names
+	grep -q "could not be read" <<<"$err" && die "a loss with sleepable uprobes: $err"
+	expect_err "3 faulted in by the probe, 0 read again from the process"
+	# one uprobe per function, as on kernels before 6.6
+	run env TOPSPROF_NO_UPROBE_MULTI=1 "$TOPSPROF" --print-app-log "$BIN/topstx_cold" "$TMP"
+	expect_rc 0
+	expect_names
+	[ -z "$err" ] || die "single uprobes: $err"
+else
+	echo "no sleepable uprobes on $(uname -r): strings read again from read-only mappings"
+	expect_names "mark|cold writable message"
+fi
+
+# --- without sleepable uprobes (before Linux 6.0): read again from read-only mappings ---------
+run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --debug "$BIN/topstx_cold" "$TMP"
+expect_rc 0
+# .rodata and the read-only file mapping recovered; the writable mapping counted and named
+expect_names "mark|cold writable message"
+expect_err "read again by topsprof from read-only mappings"
+expect_err "warning: 1 topstx strings could not be read"
+expect_err "0 faulted in by the probe, 2 read again from the process"
+expect_err "not read again: writable memory"
+
+# --- raw data replays what was read again, and the loss ------------------------------------------
+run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --export-rawdata "$TMP/cold.raw" "$BIN/topstx_cold" "$TMP"
+expect_rc 0
+live=$out
+run "$TOPSPROF" --import-rawdata "$TMP/cold.raw"
+expect_rc 0
+out="$(grep '^passed: ' <<<"$live")"$'\n'"$out"
+expect_names "mark|cold writable message"
+expect_err "warning: 1 topstx strings could not be read"
+done_ok
