@@ -2,8 +2,10 @@
 #include "activity.h"
 #include "gcu_readout.h"
 #include <cJSON.h>
+#include "infile.h"
 #include "strlist.h"
 
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -46,10 +48,14 @@ int activity_parse_list(const char *list, unsigned *mask, char *err, size_t errl
 		}
 		a = activity_find(item, len);
 		if (!a) {
-			snprintf(err, errlen,
-				 "unknown activity '%.*s' (known: Operator, Memcpy, Memcpy_cdte, "
-				 "Memcpy_sdte, all)",
-				 (int)len, item);
+			char *name = strndup(item, len);
+
+			snprintf(err, errlen, "unknown activity ");
+			if (strlen(err) + 1 < errlen)
+				quoted_errf(
+					err + strlen(err), errlen - strlen(err), name ? name : list,
+					" (known: Operator, Memcpy, Memcpy_cdte, Memcpy_sdte, all)");
+			free(name);
 			return -1;
 		}
 		m |= a->bit;
@@ -109,7 +115,7 @@ static int walk(const cJSON *node, char *path, size_t plen, unsigned *mask, char
 	int i = 0;
 
 	if (!cJSON_IsObject(node) || !cJSON_IsString(type)) {
-		snprintf(err, errlen, "%s: a node needs a \"type\"", path);
+		named_errf(err, errlen, path, ": a node needs a \"type\"");
 		return -1;
 	}
 	if (!strcmp(type->valuestring, "activity")) {
@@ -118,19 +124,19 @@ static int walk(const cJSON *node, char *path, size_t plen, unsigned *mask, char
 		const struct activity *a;
 
 		if (!cJSON_IsString(name)) {
-			snprintf(err, errlen, "%s.name: missing, or not a string", path);
+			named_errf(err, errlen, path, ".name: missing, or not a string");
 			return -1;
 		}
 		a = activity_find(name->valuestring, strlen(name->valuestring));
 		if (!a) {
-			snprintf(err, errlen,
-				 "%s.name: unknown activity '%s' (known: Operator, Memcpy, "
-				 "Memcpy_cdte, Memcpy_sdte)",
-				 path, name->valuestring);
+			named_errf(err, errlen, path,
+				   ".name: unknown activity '%.64s' (known: Operator, Memcpy, "
+				   "Memcpy_cdte, Memcpy_sdte)",
+				   name->valuestring);
 			return -1;
 		}
 		if (!cJSON_IsBool(check)) {
-			snprintf(err, errlen, "%s.isCheck: missing, or not true or false", path);
+			named_errf(err, errlen, path, ".isCheck: missing, or not true or false");
 			return -1;
 		}
 		if (cJSON_IsTrue(check))
@@ -141,7 +147,7 @@ static int walk(const cJSON *node, char *path, size_t plen, unsigned *mask, char
 	if (!kids)
 		return 0;
 	if (!cJSON_IsArray(kids)) {
-		snprintf(err, errlen, "%s.children: not an array", path);
+		named_errf(err, errlen, path, ".children: not an array");
 		return -1;
 	}
 	for (const cJSON *k = kids->child; k; k = k->next, i++) {

@@ -4,11 +4,13 @@
 #include "cli.h"
 #include "activity.h"
 #include "domain.h"
+#include "infile.h"
 #include "strlist.h"
 #include "units.h"
 
 #include <ctype.h>
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -294,9 +296,12 @@ static int check_kfilter(const char *v, struct cli *cli, char *err, size_t errle
 		}
 		for (size_t i = 0; i < len; i++) {
 			if (!isalnum((unsigned char)item[i]) && item[i] != '_' && item[i] != '.') {
-				fail(err, errlen,
-				     "'%.*s' is not a kernel function name (or current, all, kmd)",
-				     (int)len, item);
+				char *name = strndup(item, len);
+
+				quoted_errf(
+					err, errlen, name ? name : v,
+					" is not a kernel function name (or current, all, kmd)");
+				free(name);
 				return -1;
 			}
 		}
@@ -349,7 +354,7 @@ static int apply_value(const struct opt_def *d, const char *v, struct cli *cli, 
 		return 0;
 	case ARG_ONOFF:
 		if (strcasecmp(v, "on") && strcasecmp(v, "off")) {
-			fail(err, errlen, "'%s' is not on or off", v);
+			quoted_errf(err, errlen, v, " is not on or off");
 			return -1;
 		}
 		cli->profile_from_start = !strcasecmp(v, "on");
@@ -370,22 +375,22 @@ static int apply_value(const struct opt_def *d, const char *v, struct cli *cli, 
 		return check_names(v, cli, err, errlen);
 	case ARG_BYTES:
 		if (parse_bytes(v, &n)) {
-			fail(err, errlen, "'%s' is not a size (e.g. 4096, 4096B, 4KB, 1MB)", v);
+			quoted_errf(err, errlen, v, " is not a size (e.g. 4096, 4096B, 4KB, 1MB)");
 			return -1;
 		}
 		if (n < 1 || n > BYTES_MAX) {
-			fail(err, errlen, "'%s' is out of range (1B to 1MB)", v);
+			quoted_errf(err, errlen, v, " is out of range (1B to 1MB)");
 			return -1;
 		}
 		cli->topstx_max_bytes = (uint32_t)n;
 		return 0;
 	case ARG_FREQ:
 		if (parse_hz(v, &n)) {
-			fail(err, errlen, "'%s' is not a frequency (e.g. 100, 100Hz)", v);
+			quoted_errf(err, errlen, v, " is not a frequency (e.g. 100, 100Hz)");
 			return -1;
 		}
 		if (n < 1 || n > FREQ_MAX) {
-			fail(err, errlen, "'%s' is out of range (1 to 100 Hz)", v);
+			quoted_errf(err, errlen, v, " is out of range (1 to 100 Hz)");
 			return -1;
 		}
 		if (d->id == OPT_CPU_PROFILING_FREQUENCY)
@@ -400,34 +405,35 @@ static int apply_value(const struct opt_def *d, const char *v, struct cli *cli, 
 		return 0;
 	case ARG_SESSION:
 		if (strlen(v) > SESSION_NAME_MAX || !only_chars(v, "-_")) {
-			fail(err, errlen,
-			     "'%s' is not a session name (letters, digits, '-' and '_', at most "
-			     "%d)",
-			     v, SESSION_NAME_MAX);
+			quoted_errf(err, errlen, v,
+				    " is not a session name (letters, digits, '-' and '_', at most "
+				    "%d)",
+				    SESSION_NAME_MAX);
 			return -1;
 		}
 		return 0;
 	case ARG_IDENT:
 		if (strlen(v) > MODULE_NAME_MAX || !only_chars(v, "-_")) {
-			fail(err, errlen, "'%s' is not a kernel module name", v);
+			quoted_errf(err, errlen, v, " is not a kernel module name");
 			return -1;
 		}
 		cli->kmd_module = v;
 		return 0;
 	case ARG_PID:
 		if (parse_uint(v, &n) || n < 1 || n > PID_MAX_LIMIT) {
-			fail(err, errlen, "'%s' is not a process id", v);
+			quoted_errf(err, errlen, v, " is not a process id");
 			return -1;
 		}
 		cli->attach_pid = (pid_t)n;
 		return 0;
 	case ARG_SECONDS:
 		if (parse_seconds(v, &cli->duration_s)) {
-			fail(err, errlen, "'%s' is not a duration (e.g. 10, 2.5s, 500ms)", v);
+			quoted_errf(err, errlen, v, " is not a duration (e.g. 10, 2.5s, 500ms)");
 			return -1;
 		}
 		if (cli->duration_s <= 0 || cli->duration_s > DURATION_MAX_S) {
-			fail(err, errlen, "'%s' is out of range (more than 0, at most a year)", v);
+			quoted_errf(err, errlen, v,
+				    " is out of range (more than 0, at most a year)");
 			return -1;
 		}
 		return 0;
@@ -440,16 +446,16 @@ static int apply_value(const struct opt_def *d, const char *v, struct cli *cli, 
 				return 0;
 			}
 		}
-		fail(err, errlen, "'%s' is not auto, stats or trace", v);
+		quoted_errf(err, errlen, v, " is not auto, stats or trace");
 		return -1;
 	}
 	case ARG_BUFSIZE:
 		if (parse_bytes(v, &n)) {
-			fail(err, errlen, "'%s' is not a size (e.g. 8MB, 65536)", v);
+			quoted_errf(err, errlen, v, " is not a size (e.g. 8MB, 65536)");
 			return -1;
 		}
 		if (n < BUFSIZE_MIN || n > BUFSIZE_MAX) {
-			fail(err, errlen, "'%s' is out of range (64KB to 1GB)", v);
+			quoted_errf(err, errlen, v, " is out of range (64KB to 1GB)");
 			return -1;
 		}
 		cli->buffer_size = round_up_pow2(n);
@@ -760,8 +766,13 @@ static int parse_words(int argc, char **argv, struct cli *cli, char *err, size_t
 		len = eq ? (size_t)(eq - name) : strlen(name);
 		d = cli_find(name, len);
 		if (!d) {
-			fail(err, errlen, "unknown option '%.*s' (see --help)",
-			     (int)(len + (size_t)(name - a)), a);
+			char *word = strndup(a, len + (size_t)(name - a));
+			size_t used = (size_t)snprintf(err, errlen, "unknown option ");
+
+			if (used < errlen)
+				quoted_errf(err + used, errlen - used, word ? word : a,
+					    " (see --help)");
+			free(word);
 			return -1;
 		}
 		if (cli->given[d->id]) {

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "outname.h"
+#include "infile.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,20 +51,20 @@ int outname_expand(const char *pattern, pid_t pid, char *out, size_t len, char *
 			snprintf(buf, sizeof(buf), "%.*s", (int)(end - p - 3), p + 3);
 			s = getenv(buf);
 			if (!s) {
-				snprintf(err, errlen, "'%s': environment variable %s is not set",
-					 pattern, buf);
+				quoted_errf(err, errlen, pattern,
+					    ": environment variable %s is not set", buf);
 				return -1;
 			}
 			n = strlen(s);
 			p = end;
 		} else {
-			snprintf(err, errlen,
-				 "'%s': unknown '%%%c' (known: %%p, %%h, %%q{NAME}, %%%%)", pattern,
-				 p[1] ? p[1] : ' ');
+			quoted_errf(err, errlen, pattern,
+				    ": unknown '%%%c' (known: %%p, %%h, %%q{NAME}, %%%%)",
+				    p[1] ? p[1] : ' ');
 			return -1;
 		}
 		if (put(out, len, &used, s, n)) {
-			snprintf(err, errlen, "'%s': the name is too long", pattern);
+			quoted_errf(err, errlen, pattern, ": the name is too long");
 			return -1;
 		}
 	}
