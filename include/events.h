@@ -211,4 +211,15 @@ enum kc_drop {
 	KC_DROP__COUNT
 };
 
+/* --- signals for the launched application (bpf/proc.bpf.c) -------------------------------- */
+
+/* by signal number: the last one generated for the application, and who sent it */
+struct tp_sig_seen {
+	__u64 ts_ns;  /* bpf_ktime_get_ns() */
+	__u32 sender; /* tgid of the task that generated it */
+	__u32 count;
+};
+
+#define TP_SIG_MAX 65
+
 #endif

@@ -48,8 +48,27 @@
 #define TOPSPROF_VERSION_STRING TOPSPROF_VERSION
 
 static volatile pid_t child_pid;
-/* without a launched application (attach, system-wide), Ctrl-C ends the profiling */
+/* the signal topsprof dies of once everything is cleaned up (main) */
+int run_exit_signal;
+/* without a launched application (attach, system-wide), a signal ends the profiling; before the
+ * application runs, it ends topsprof: the signal */
 static volatile sig_atomic_t stop_requested;
+
+/* a signal sent to topsprof while the application runs, for the main loop to forward unless
+ * the application got it too */
+static struct {
+	volatile sig_atomic_t set;
+	pid_t sender;
+	int code;
+	uint64_t ns;
+} pending[NSIG];
+
+/* SIGPIPE ignored: a write to the held child's pipe fails with EPIPE instead */
+static const int handled_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+/* what topsprof was started ignoring (nohup, a batch system's SIGPIPE, a background job's
+ * SIGINT) the application starts ignoring, and it ends no profiling; sent to topsprof alone,
+ * it is still forwarded: the application may have set a handler of its own */
+static sigset_t ignored_at_start;
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -60,34 +79,45 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		errno = saved;
 		return;
 	}
-	if (child_pid <= 0)
-		stop_requested = 1;
-	/* from the terminal the application has the signal already; sent by a process to
-	 * topsprof, it is meant for the application */
-	else if (si->si_code <= 0)
-		kill(child_pid, sig);
+	if (child_pid <= 0) {
+		/* ignored when topsprof started (nohup): not an end */
+		if (!sigismember(&ignored_at_start, sig))
+			stop_requested = sig;
+	} else {
+		pending[sig].sender = si->si_pid;
+		pending[sig].code = si->si_code;
+		pending[sig].ns = mono_ns();
+		pending[sig].set = 1;
+	}
 	errno = saved;
 }
 
-/* SIGPIPE ignored: a write to the held child's pipe fails with EPIPE instead */
-static const int handled_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
-
 static void set_signals(bool install)
 {
-	struct sigaction sa;
+	static bool known;
+	struct sigaction sa, old;
 
+	if (!known) {
+		sigemptyset(&ignored_at_start);
+		for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
+			if (!sigaction(handled_signals[i], NULL, &old) && old.sa_handler == SIG_IGN)
+				sigaddset(&ignored_at_start, handled_signals[i]);
+		known = true;
+	}
 	memset(&sa, 0, sizeof(sa));
 	sigemptyset(&sa.sa_mask);
 	for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++) {
-		if (!install)
-			sa.sa_handler = SIG_DFL;
-		else if (handled_signals[i] == SIGPIPE)
+		int sig = handled_signals[i];
+
+		if (install && sig != SIGPIPE)
+			sa.sa_sigaction = on_signal;
+		else if (install || sigismember(&ignored_at_start, sig))
 			sa.sa_handler = SIG_IGN;
 		else
-			sa.sa_sigaction = on_signal;
+			sa.sa_handler = SIG_DFL;
 		/* no SA_RESTART: a signal cuts the poll short */
-		sa.sa_flags = install && handled_signals[i] != SIGPIPE ? SA_SIGINFO : 0;
-		sigaction(handled_signals[i], &sa, NULL);
+		sa.sa_flags = sa.sa_handler == SIG_IGN || sa.sa_handler == SIG_DFL ? 0 : SA_SIGINFO;
+		sigaction(sig, &sa, NULL);
 	}
 }
 
@@ -570,6 +600,52 @@ static bool run_ended(struct run *r)
 	return cli->given[OPT_ATTACH_PID] && kill(cli->attach_pid, 0) && errno == ESRCH;
 }
 
+/* how long a signal sent to topsprof waits for the news that the application got it too */
+#define FORWARD_WAIT_NS (50 * 1000000ull)
+
+/* whether the application got the signal topsprof was sent too (a signal from the terminal
+ * has no sender to compare) */
+static bool app_got_signal(const struct run *r, int sig)
+{
+	pid_t sender;
+
+	if (!r->pt)
+		return pending[sig].code > 0;
+	if (!proctree_app_signaled(r->pt, sig, pending[sig].ns - 2 * FORWARD_WAIT_NS, getpid(),
+				   &sender))
+		return false;
+	return pending[sig].code > 0 || sender == pending[sig].sender;
+}
+
+/* Forward the signals topsprof was sent to the application, once: a signal sent to the whole
+ * process group or job (Ctrl-C, kill -- -PGID, a batch system's SIGTERM to every process) has
+ * reached the application already, as the BPF signal tracepoint tells; one sent to topsprof
+ * alone is meant for it. Without that news (no BPF), only a signal from the kernel (the
+ * terminal's) counts as the application's already. True while one still waits. */
+static bool forward_signals(struct run *r)
+{
+	bool waiting = false;
+
+	for (int sig = 1; sig < NSIG; sig++) {
+		bool got;
+
+		if (!pending[sig].set)
+			continue;
+		got = app_got_signal(r, sig);
+		if (!got && r->pt && mono_ns() - pending[sig].ns < FORWARD_WAIT_NS) {
+			waiting = true;
+			continue;
+		}
+		pending[sig].set = 0;
+		if (!got)
+			kill(r->app.pid, sig);
+		pr_debug("signal %d (%s) from pid %d: %s", sig, strsignal(sig),
+			 (int)pending[sig].sender,
+			 got ? "the application got it too" : "forwarded to the application");
+	}
+	return waiting;
+}
+
 static void collect(struct run *r)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
@@ -585,7 +661,8 @@ static void collect(struct run *r)
 	}
 	while (!run_ended(r)) {
 		struct epoll_event got[6];
-		int n = ep >= 0 ? epoll_wait(ep, got, 6, POLL_MS) : (usleep(POLL_MS * 1000), 0);
+		int wait_ms = forward_signals(r) ? 5 : POLL_MS;
+		int n = ep >= 0 ? epoll_wait(ep, got, 6, wait_ms) : (usleep(wait_ms * 1000), 0);
 
 		for (int i = 0; i < n; i++)
 			if (got[i].data.u32 == 2)
@@ -990,7 +1067,6 @@ static void report(struct run *r)
 }
 
 /* the application's exit status, as topsprof's own */
-int run_exit_signal;
 
 static int exit_as(const struct launch *app)
 {
@@ -1035,19 +1111,29 @@ int cmd_profile(const struct cli *cli)
 			goto out;
 		}
 	}
-	if (stop_requested && cli->app_argc) {
-		pr_error("interrupted before %s started", r.exe);
-		rc = 130;
-		goto out;
-	}
 	r.m.buffer_size = cli->buffer_size;
 	if (cli->app_argc) {
-		err = launch_prepare(&r.app, r.exe, cli->app_argv, cli->given[OPT_PRINT_APP_LOG]);
-		if (err) {
-			pr_error("starting %s: %s", r.exe, strerror(-err));
+		if (!stop_requested) {
+			err = launch_prepare(&r.app, r.exe, cli->app_argv,
+					     cli->given[OPT_PRINT_APP_LOG], &ignored_at_start);
+			if (err) {
+				pr_error("starting %s: %s", r.exe, strerror(-err));
+				goto out;
+			}
+			child_pid = r.app.pid;
+		}
+		/* a signal before the application could have it (even while it was forked) ends
+		 * topsprof with that signal */
+		if (stop_requested) {
+			pr_error("interrupted by signal %d (%s) before %s started",
+				 (int)stop_requested, strsignal(stop_requested), r.exe);
+			if (r.app.pid > 0)
+				launch_abort(&r.app);
+			run_exit_signal = stop_requested;
+			rc = 128 + stop_requested;
 			goto out;
 		}
-		child_pid = r.app.pid;
+		proctree_watch_signals(r.pt, r.app.pid);
 		r.m.root_pid = (uint32_t)r.app.pid;
 	} else {
 		/* attached to a process, or the whole system: reports are named after topsprof */
