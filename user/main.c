@@ -3,6 +3,7 @@
 #include "activity.h"
 #include "cli.h"
 #include "domain.h"
+#include "infile.h"
 #include "outfile.h"
 #include "outname.h"
 #include "log.h"
@@ -66,26 +67,19 @@ static int export_activities(const struct cli *cli)
 static int import_activities(struct cli *cli)
 {
 	const char *path = cli->text[OPT_IMPORT_ACTIVITIES];
-	char err[512], *text;
-	FILE *f = fopen(path, "r");
+	char err[512];
+	unsigned char *text;
 	size_t n;
-	int rc = -1;
+	int rc;
 
-	if (!f) {
-		pr_error("--import-activities: %s: %s", path, strerror(errno));
+	/* a regular file only, opened without waiting, read through that one descriptor */
+	if (infile_read(path, MAX_ACTIVITY_FILE, &text, &n, err, sizeof(err))) {
+		pr_error("--import-activities: %s: %s", path, err);
 		return -1;
 	}
-	text = malloc(MAX_ACTIVITY_FILE + 1);
-	n = text ? fread(text, 1, MAX_ACTIVITY_FILE + 1, f) : 0;
-	fclose(f);
-	if (!text || n > MAX_ACTIVITY_FILE) {
-		pr_error("--import-activities: %s: larger than %d bytes", path, MAX_ACTIVITY_FILE);
-	} else {
-		text[n] = '\0';
-		rc = activity_import_json(text, &cli->activities, err, sizeof(err));
-		if (rc)
-			pr_error("--import-activities: %s: %s", path, err);
-	}
+	rc = activity_import_json((const char *)text, &cli->activities, err, sizeof(err));
+	if (rc)
+		pr_error("--import-activities: %s: %s", path, err);
 	free(text);
 	return rc;
 }

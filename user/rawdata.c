@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "rawdata.h"
+#include "infile.h"
 #include "outfile.h"
 #include "store.h"
 
@@ -395,16 +396,26 @@ static int record(uint32_t type, const unsigned char *p, uint32_t len, struct mo
 
 int raw_import(const char *path, struct model *m, struct raw_settings *s, char *err, size_t errlen)
 {
-	gzFile gz = gzopen(path, "rb");
 	unsigned char *buf = malloc(MAX_RECORD), *samples = NULL;
 	size_t nsamples = 0;
 	uint32_t hdr[2], version = 0;
 	bool started = false, ended = false;
-	int rc = -1, n;
+	gzFile gz = NULL;
+	int rc = -1, n, fd;
 
 	memset(s, 0, sizeof(*s));
-	if (!gz || !buf) {
-		snprintf(err, errlen, "%s", gz ? "out of memory" : strerror(errno));
+	if (!buf) {
+		snprintf(err, errlen, "out of memory");
+		goto out;
+	}
+	/* a regular file only, opened without waiting; gzip reads that descriptor */
+	fd = infile_open(path, NULL, err, errlen);
+	if (fd < 0)
+		goto out;
+	gz = gzdopen(fd, "rb");
+	if (!gz) {
+		snprintf(err, errlen, "out of memory");
+		close(fd);
 		goto out;
 	}
 	while (!ended && (n = gzread(gz, hdr, sizeof(hdr))) == (int)sizeof(hdr)) {

@@ -1212,8 +1212,7 @@ int cmd_import(const struct cli *cli)
 			m.process_s = now_s() - t0;
 		}
 	} else {
-		rc = vpd_is_sqlite(path) ? vpd_import(path, &m, err, sizeof(err))
-					 : store_read_profile(path, &m, err, sizeof(err));
+		rc = vpd_import_profile(path, &m, err, sizeof(err));
 	}
 	if (rc) {
 		pr_error("--import-%s: %s: %s",

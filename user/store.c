@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "store.h"
 #include "grow.h"
+#include "infile.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -987,29 +988,14 @@ int store_parse_profile(const unsigned char *data, size_t len, struct model *m, 
 
 int store_read_profile(const char *path, struct model *m, char *err, size_t errlen)
 {
-	FILE *f = fopen(path, "rb");
-	struct stat st;
 	unsigned char *data;
+	size_t len;
 	int rc;
 
-	if (!f) {
-		snprintf(err, errlen, "%s", strerror(errno));
+	/* a regular file only, opened without waiting and read through that one descriptor */
+	if (infile_read(path, STORE_MAX_FILE, &data, &len, err, errlen))
 		return -1;
-	}
-	if (fstat(fileno(f), &st) || !S_ISREG(st.st_mode) || st.st_size > (off_t)MAX_PAYLOAD) {
-		snprintf(err, errlen, "not a regular file of a plausible size");
-		fclose(f);
-		return -1;
-	}
-	data = malloc((size_t)st.st_size + 1);
-	if (!data || fread(data, 1, (size_t)st.st_size, f) != (size_t)st.st_size) {
-		snprintf(err, errlen, "%s", data ? "read error" : "out of memory");
-		free(data);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	rc = store_parse_profile(data, (size_t)st.st_size, m, err, errlen);
+	rc = store_parse_profile(data, len, m, err, errlen);
 	free(data);
 	return rc;
 }

@@ -27,7 +27,9 @@
 
 /* 0, or -1 (the file's error state tells) */
 int store_write_profile(FILE *f, const struct model *m);
-/* 0, or -1 with the reason in err */
+/* a profile file is no larger (its payload is 4 GiB at most, compressed) */
+#define STORE_MAX_FILE (1ull << 32)
+/* 0, or -1 with the reason in err (the file not named) */
 int store_read_profile(const char *path, struct model *m, char *err, size_t errlen);
 /* the same from memory (the fuzz targets' entries): a whole file, or its payload only */
 int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "vpd.h"
 #include "grow.h"
+#include "infile.h"
 #include "outfile.h"
 #include "report.h"
+#include "store.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,9 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+/* a vpd read into memory is no larger */
+#define VPD_MAX_FILE (1ull << 34)
 
 static const char schema[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
@@ -68,18 +74,10 @@ const char *vpd_rank(void)
 	return "";
 }
 
-bool vpd_is_sqlite(const char *path)
+/* whether the data start as an SQLite database does */
+static bool is_sqlite(const unsigned char *data, size_t len)
 {
-	char magic[16];
-	FILE *f = fopen(path, "rb");
-	bool yes;
-
-	if (!f)
-		return false;
-	yes = fread(magic, 1, sizeof(magic), f) == sizeof(magic) &&
-	      !memcmp(magic, "SQLite format 3", 16);
-	fclose(f);
-	return yes;
+	return len >= 16 && !memcmp(data, "SQLite format 3", 16);
 }
 
 static int64_t epoch_offset(void)
@@ -584,17 +582,59 @@ int vpd_export(const struct outtarget *dir, const struct model *m, const struct 
 
 /* --- reading ------------------------------------------------------------------------------- */
 
-static int open_ours(const char *path, sqlite3 **db, char *err, size_t errlen)
+/* the tables every import reads, and those a merge copies too */
+static const char *const import_tables[] = {
+	"meta", "process", "api_call", "gcu_op", "topstx_range", "topstx_mark", NULL,
+};
+static const char *const merge_tables[] = {
+	"dev", "memcpy", "stack", "kernel_entry", "counter", NULL,
+};
+
+/* the first of tables that schema of db lacks, or NULL */
+static const char *missing_table(sqlite3 *db, const char *schema, const char *const *tables)
+{
+	const char *missing = NULL;
+	sqlite3_stmt *st = NULL;
+	char *sql = sqlite3_mprintf("SELECT 1 FROM %Q.sqlite_master WHERE type = 'table' AND"
+				    " name = ?",
+				    schema);
+
+	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		sqlite3_free(sql);
+		return tables[0];
+	}
+	for (; *tables && !missing; tables++) {
+		sqlite3_bind_text(st, 1, *tables, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_ROW)
+			missing = *tables;
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	return missing;
+}
+
+/*
+ * A vpd read into memory, as a read-only database: SQLite never opens it. Given a path (even
+ * /proc/self/fd/N, which SQLite resolves back to the file's name) SQLite would open the name
+ * again, so the file checked could be swapped for a FIFO it then waits on; it would also look
+ * for a journal or WAL beside it, of anyone's making. The data must outlive the database.
+ */
+static int open_ours(const unsigned char *data, size_t len, sqlite3 **db, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
+	const char *missing;
 	bool ours = false;
 
-	if (!vpd_is_sqlite(path)) {
+	*db = NULL;
+	if (!is_sqlite(data, len)) {
 		snprintf(err, errlen, "not an SQLite (vpd) file");
 		return -1;
 	}
-	if (sqlite3_open_v2(path, db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		snprintf(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : "cannot open");
+	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+	    sqlite3_deserialize(*db, "main", (unsigned char *)data, (sqlite3_int64)len,
+				(sqlite3_int64)len, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+		snprintf(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : "out of memory");
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
@@ -618,6 +658,10 @@ static int open_ours(const char *path, sqlite3 **db, char *err, size_t errlen)
 		snprintf(err, errlen, "an SQLite file, but not a topsprof vpd");
 	}
 	sqlite3_finalize(st);
+	if (ours && (missing = missing_table(*db, "main", import_tables))) {
+		snprintf(err, errlen, "not a topsprof vpd file (no table %s)", missing);
+		ours = false;
+	}
 	if (!ours) {
 		sqlite3_close(*db);
 		*db = NULL;
@@ -961,13 +1005,15 @@ static int import_cpu(sqlite3 *db, struct model *m)
 	return rc;
 }
 
-int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
+/* a vpd's data into a model */
+static int import_data(const unsigned char *data, size_t len, struct model *m, char *err,
+		       size_t errlen)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 
-	if (open_ours(path, &db, err, errlen))
+	if (open_ours(data, len, &db, err, errlen))
 		return -1;
 	m->root_pid = (uint32_t)meta_int(db, "root_pid");
 	m->span_start_ns = (uint64_t)meta_int(db, "span_start_timestamp");
@@ -1025,6 +1071,42 @@ int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
 	return rc;
 }
 
+int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t len;
+	int rc;
+
+	if (infile_read(path, VPD_MAX_FILE, &data, &len, err, errlen))
+		return -1;
+	rc = import_data(data, len, m, err, errlen);
+	free(data);
+	return rc;
+}
+
+int vpd_import_profile(const char *path, struct model *m, char *err, size_t errlen)
+{
+	unsigned char head[16], *data;
+	size_t len;
+	bool vpd;
+	int fd, rc;
+
+	/* opened once, told apart by its first bytes, read through the same descriptor */
+	fd = infile_open(path, NULL, err, errlen);
+	if (fd < 0)
+		return -1;
+	vpd = pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
+	      is_sqlite(head, sizeof(head));
+	rc = infile_read_fd(fd, vpd ? VPD_MAX_FILE : STORE_MAX_FILE, &data, &len, err, errlen);
+	close(fd);
+	if (rc)
+		return -1;
+	rc = vpd ? import_data(data, len, m, err, errlen)
+		 : store_parse_profile(data, len, m, err, errlen);
+	free(data);
+	return rc;
+}
+
 /* --- merging ------------------------------------------------------------------------------- */
 
 static int cmp_names(const void *a, const void *b)
@@ -1072,17 +1154,31 @@ static int64_t max_id(sqlite3 *db, const char *table)
 	return v;
 }
 
-/* one vpd into the merged one: ATTACHed, copied with its ids moved past the rows already there */
-static int merge_one(struct writer *w, const char *path)
+/* one vpd, read through fd, into the merged one: deserialized as schema src (SQLite never opens
+ * it, see open_ours), copied with its ids moved past the rows already there; 0, or -1 with the
+ * reason in w->err */
+static int merge_one(struct writer *w, int fd)
 {
 	char sql[sizeof(merge_sql) + 256], *q;
 	int64_t p = max_id(w->db, "process"), d = max_id(w->db, "dev"),
 		a = max_id(w->db, "api_call"), g = max_id(w->db, "gcu_op");
 	const char *s;
-	char *att = sqlite3_mprintf("ATTACH %Q AS src", path);
+	unsigned char *data;
+	size_t len;
+	bool attached;
 
-	exec(w, att);
-	sqlite3_free(att);
+	if (w->rc)
+		return w->rc;
+	if (infile_read_fd(fd, VPD_MAX_FILE, &data, &len, w->err, w->errlen)) {
+		w->rc = -1;
+		return w->rc;
+	}
+	exec(w, "ATTACH ':memory:' AS src");
+	attached = !w->rc;
+	if (!w->rc &&
+	    sqlite3_deserialize(w->db, "src", data, (sqlite3_int64)len, (sqlite3_int64)len,
+				SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
+		fail_db(w, "reading it");
 	exec(w, "BEGIN");
 	/* the offsets, put where the statements name them */
 	q = sql;
@@ -1099,15 +1195,79 @@ static int merge_one(struct writer *w, const char *path)
 	*q = '\0';
 	exec(w, sql);
 	exec(w, "COMMIT");
-	exec(w, "DETACH src");
+	if (!sqlite3_get_autocommit(w->db))
+		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	/* the data are SQLite's until src is detached: kept (not freed) if it cannot be */
+	if (attached && sqlite3_exec(w->db, "DETACH src", NULL, NULL, NULL) != SQLITE_OK)
+		fail_db(w, "sqlite");
+	else
+		free(data);
 	return w->rc;
+}
+
+/* err = "DIR/NAME: why", the path cut in its middle when too long, never the reason */
+static void member_err(char *err, size_t errlen, const char *dir, const char *name, const char *why)
+{
+	char *path = NULL, reason[512];
+
+	/* why may be err itself */
+	snprintf(reason, sizeof(reason), "%s", why);
+	if (asprintf(&path, "%s/%s", dir, name) < 0)
+		path = NULL;
+	named_errf(err, errlen, path ? path : name, ": %s", reason);
+	free(path);
+}
+
+/* a member of the merge read through fd, checked as an import checks it, and for what a merge
+ * needs; 0, or -1 with the reason in why */
+static int check_member(int fd, char *why, size_t whylen)
+{
+	unsigned char *data;
+	const char *missing;
+	sqlite3 *db;
+	size_t len;
+	int rc = -1;
+
+	if (infile_read_fd(fd, VPD_MAX_FILE, &data, &len, why, whylen))
+		return -1;
+	if (!open_ours(data, len, &db, why, whylen)) {
+		int64_t version = meta_int(db, "version");
+
+		if (version != VPD_VERSION)
+			snprintf(why, whylen,
+				 "vpd version %lld: merging takes version %d files (import it with "
+				 "--import-profile and export it again)",
+				 (long long)version, VPD_VERSION);
+		else if ((missing = missing_table(db, "main", merge_tables)))
+			snprintf(why, whylen, "not a topsprof vpd file (no table %s)", missing);
+		else
+			rc = 0;
+		sqlite3_close(db);
+	}
+	free(data);
+	return rc;
+}
+
+/* one descriptor per member is held from its check to its merge: room for them all */
+static void fd_room(size_t n)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= n + 64)
+		return;
+	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= n + 64 ? n + 64 : rl.rlim_max;
+	setrlimit(RLIMIT_NOFILE, &rl);
 }
 
 int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t errlen)
 {
-	DIR *dp = opendir(dir);
+	/* the directory opened once (a FIFO of that name is not waited on), its members opened in
+	 * it by name (infile.h): never a path built again, however long */
+	int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_NONBLOCK | O_CLOEXEC);
+	DIR *dp = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
-	char **names = NULL, path[PATH_MAX];
+	char **names = NULL, why[512];
+	int *fds = NULL;
 	size_t n = 0, cap = 0;
 	struct outtarget t;
 	struct outfile o;
@@ -1115,7 +1275,9 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 	int rc = -1;
 
 	if (!dp) {
-		snprintf(err, errlen, "%s: %s", dir, strerror(errno));
+		named_errf(err, errlen, dir, ": %s", strerror(errno));
+		if (dfd >= 0)
+			close(dfd);
 		return -1;
 	}
 	while ((de = readdir(dp))) {
@@ -1127,36 +1289,32 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 			char **nn = realloc(names, (cap = cap ? cap * 2 : 16) * sizeof(*nn));
 
 			if (!nn)
-				break;
+				goto oom;
 			names = nn;
 		}
-		names[n++] = strdup(de->d_name);
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto oom;
+		n++;
 	}
-	closedir(dp);
 	if (!n) {
-		snprintf(err, errlen, "%s: no .vpd file", dir);
+		named_errf(err, errlen, dir, ": no .vpd file");
 		goto out;
 	}
 	qsort(names, n, sizeof(*names), cmp_names);
-	/* every input is checked before anything is written */
+	fds = malloc(n * sizeof(*fds));
+	if (!fds)
+		goto oom;
+	for (size_t i = 0; i < n; i++)
+		fds[i] = -1;
+	fd_room(n);
+	/* every input is checked before anything is written; an error names the member */
 	for (size_t i = 0; i < n; i++) {
-		sqlite3 *db;
-		char why[256];
-
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		if (open_ours(path, &db, why, sizeof(why))) {
-			snprintf(err, errlen, "%s: %s", path, why);
+		fds[i] = infile_openat(dirfd(dp), names[i], NULL, why, sizeof(why));
+		if (fds[i] < 0 || check_member(fds[i], why, sizeof(why))) {
+			member_err(err, errlen, dir, names[i], why);
 			goto out;
 		}
-		if (meta_int(db, "version") != VPD_VERSION) {
-			snprintf(err, errlen,
-				 "%s: vpd version %lld: merging takes version %d files (import it "
-				 "with --import-profile and export it again)",
-				 path, (long long)meta_int(db, "version"), VPD_VERSION);
-			sqlite3_close(db);
-			goto out;
-		}
-		sqlite3_close(db);
 	}
 	if (outtarget_file(&t, out, force, err, errlen))
 		goto out;
@@ -1176,10 +1334,9 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		sqlite3_free(m);
 	}
 	exec(&w, "COMMIT");
-	for (size_t i = 0; i < n && !w.rc; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		merge_one(&w, path);
-	}
+	for (size_t i = 0; i < n && !w.rc; i++)
+		if (merge_one(&w, fds[i]))
+			member_err(err, errlen, dir, names[i], err);
 	/* the merged span, and the first process as the one reports are named after */
 	exec(&w, "INSERT INTO meta SELECT 'root_pid', pid FROM process ORDER BY id LIMIT 1;"
 		 "INSERT INTO meta SELECT 'span_start_timestamp', MIN(t) FROM (SELECT"
@@ -1192,9 +1349,17 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		w.rc = -1;
 	outtarget_close(&t);
 	rc = w.rc ? -1 : (int)n;
+	goto out;
+oom:
+	named_errf(err, errlen, dir, ": out of memory");
 out:
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n; i++) {
 		free(names[i]);
+		if (fds && fds[i] >= 0)
+			close(fds[i]);
+	}
 	free(names);
+	free(fds);
+	closedir(dp);
 	return rc;
 }
