@@ -108,7 +108,9 @@ const struct opt_def cli_options[OPT__COUNT] = {
 					ARG_NONE, NULL, NULL, GRP_PRINT, 0,
 					"Print the summary, one block per GCU." },
 	[OPT_QUIET] = { OPT_QUIET, "quiet", ARG_NONE, NULL, NULL, GRP_PRINT, 0,
-			"Quiet mode: print nothing." },
+			"Quiet mode: print nothing but errors and warnings of lost data (the "
+			"report still goes to --log-file; the debug lines --debug-dump implies "
+			"too)." },
 	[OPT_PRINT_APP_LOG] = { OPT_PRINT_APP_LOG, "print-app-log", ARG_NONE, NULL, NULL, GRP_PRINT,
 				L, "Show the application's output while it is profiled." },
 	/* input and output */
@@ -486,10 +488,11 @@ static const char *opt_name(enum opt_id id)
 
 /* the first given option other than self that is not in allowed (a flags mask), or OPT__COUNT */
 static enum opt_id first_other(const struct cli *cli, enum opt_id self, unsigned allowed,
-			       enum opt_id also_allowed)
+			       enum opt_id also_allowed, enum opt_id also_allowed2)
 {
 	for (int i = 0; i < OPT__COUNT; i++) {
-		if (!cli->given[i] || i == (int)self || i == (int)also_allowed)
+		if (!cli->given[i] || i == (int)self || i == (int)also_allowed ||
+		    i == (int)also_allowed2)
 			continue;
 		if (cli_options[i].flags & allowed)
 			continue;
@@ -529,7 +532,7 @@ static int check_alone(struct cli *cli, char *err, size_t errlen)
 		if (!cli->given[i] || !(d->flags & (OF_STANDALONE | OF_CONTROL)))
 			continue;
 		if (d->flags & OF_STANDALONE) {
-			other = first_other(cli, d->id, OF_MODIFIER, OPT__COUNT);
+			other = first_other(cli, d->id, OF_MODIFIER, OPT__COUNT, OPT__COUNT);
 			if (other != OPT__COUNT) {
 				fail(err, errlen, "--%s must be used alone (not with --%s)",
 				     d->name, opt_name(other));
@@ -542,7 +545,7 @@ static int check_alone(struct cli *cli, char *err, size_t errlen)
 				return -1;
 			}
 		} else {
-			other = first_other(cli, d->id, OF_MODIFIER, OPT_SESSION);
+			other = first_other(cli, d->id, OF_MODIFIER, OPT_SESSION, OPT__COUNT);
 			if (other != OPT__COUNT) {
 				fail(err, errlen,
 				     "--%s can only be used alone or with --session (not with "
@@ -625,7 +628,9 @@ static int decide_command(struct cli *cli, char *err, size_t errlen)
 								    : OPT_VP_MERGE_FROM));
 			return -1;
 		}
-		other = first_other(cli, OPT_VP_MERGE_FROM, OF_MODIFIER, OPT_VP_MERGE_TO);
+		/* --quiet too: a merge prints one line when it is done */
+		other = first_other(cli, OPT_VP_MERGE_FROM, OF_MODIFIER, OPT_VP_MERGE_TO,
+				    OPT_QUIET);
 		if (other != OPT__COUNT || target) {
 			fail(err, errlen,
 			     "--visual-profiler-merge-from/-to can only be used with each other "
@@ -664,7 +669,7 @@ static int decide_command(struct cli *cli, char *err, size_t errlen)
 		return 0;
 	}
 	if (cli->given[OPT_QUERY_TRACE]) {
-		other = first_other(cli, OPT_QUERY_TRACE, OF_MODIFIER, OPT__COUNT);
+		other = first_other(cli, OPT_QUERY_TRACE, OF_MODIFIER, OPT__COUNT, OPT__COUNT);
 		if (other != OPT__COUNT) {
 			fail(err, errlen,
 			     "--query-trace without an application must be used alone (not with "

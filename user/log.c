@@ -7,13 +7,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static bool debug_on;
+static bool debug_on, debug_quiet;
 static struct outfile tee;
 static bool tee_open;
 
 void log_set_debug(bool on)
 {
 	debug_on = on;
+}
+
+void log_set_debug_quiet(bool quiet)
+{
+	debug_quiet = quiet;
 }
 
 bool log_debug_enabled(void)
@@ -90,11 +95,19 @@ void out_print_quiet(bool quiet, const char *fmt, ...)
 	va_end(ap);
 }
 
+static void emit_q(bool quiet, const char *kind, const char *fmt, va_list ap)
+{
+	char head[32];
+	int n = snprintf(head, sizeof(head), "topsprof: %s: ", kind);
+
+	out_write(stderr, quiet, head, (size_t)n);
+	out_vprint_q(stderr, quiet, fmt, ap);
+	out_write(stderr, quiet, "\n", 1);
+}
+
 static void emit(const char *kind, const char *fmt, va_list ap)
 {
-	out_print(stderr, "topsprof: %s: ", kind);
-	out_vprint(stderr, fmt, ap);
-	out_write(stderr, false, "\n", 1);
+	emit_q(false, kind, fmt, ap);
 }
 
 void pr_error(const char *fmt, ...)
@@ -122,7 +135,7 @@ void pr_debug(const char *fmt, ...)
 	if (!debug_on)
 		return;
 	va_start(ap, fmt);
-	emit("debug", fmt, ap);
+	emit_q(debug_quiet, "debug", fmt, ap);
 	va_end(ap);
 }
 
@@ -131,7 +144,7 @@ int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
 	(void)level;
 	if (!debug_on)
 		return 0;
-	out_print(stderr, "topsprof: libbpf: ");
-	out_vprint(stderr, fmt, ap);
+	out_write(stderr, debug_quiet, "topsprof: libbpf: ", sizeof("topsprof: libbpf: ") - 1);
+	out_vprint_q(stderr, debug_quiet, fmt, ap);
 	return 0;
 }

@@ -11,6 +11,8 @@
 #include <bpf/libbpf.h>
 
 void log_set_debug(bool on);
+/* --quiet (without --debug asked for by name): debug lines go to the log file only */
+void log_set_debug_quiet(bool quiet);
 bool log_debug_enabled(void);
 
 void pr_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

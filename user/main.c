@@ -177,6 +177,8 @@ int main(int argc, char **argv)
 	for (int i = 0; i < cli.nwarnings; i++)
 		pr_warn("%s", cli.warnings[i]);
 	log_set_debug(cli.given[OPT_DEBUG] || cli.given[OPT_DEBUG_DUMP]);
+	/* --quiet silences what --debug-dump implies, not what --debug asks for */
+	log_set_debug_quiet(cli.given[OPT_QUIET] && !cli.given[OPT_DEBUG]);
 	libbpf_set_print(log_libbpf);
 	debug_print_options(&cli);
 

@@ -1243,6 +1243,6 @@ int cmd_merge(const struct cli *cli)
 		pr_error("--visual-profiler-merge-from: %s", err);
 		return 1;
 	}
-	out_print(stdout, "==== Merged %d vpd files into %s\n", n, out);
+	out_print_quiet(cli->given[OPT_QUIET], "==== Merged %d vpd files into %s\n", n, out);
 	return 0;
 }

@@ -181,9 +181,11 @@ expect_rc 1
 expect_err "run.log: exists"
 # --- --debug-dump: the raw state in the current directory, enough to replay the run -------------
 mkdir -p "$TMP/dump"
-(cd "$TMP/dump" && "$TOPSPROF" --debug-dump --quiet "$BIN/simpleElemwiseAdd" 2>"$TMP/dump.err") ||
-	die "--debug-dump: $(cat "$TMP/dump.err")"
-grep -q "topsprof: debug:" "$TMP/dump.err" || die "--debug-dump is --debug too"
+(cd "$TMP/dump" && "$TOPSPROF" --debug-dump --quiet --log-file "$TMP/dump.log" \
+	"$BIN/simpleElemwiseAdd" 2>"$TMP/dump.err") || die "--debug-dump: $(cat "$TMP/dump.err")"
+# --debug-dump is --debug too; --quiet keeps its debug lines for the log file
+grep -q "topsprof: debug:" "$TMP/dump.log" || die "--debug-dump is --debug too"
+[ ! -s "$TMP/dump.err" ] || die "--debug-dump --quiet printed: $(cat "$TMP/dump.err")"
 ls "$TMP"/dump/topsprof-debug-*.raw "$TMP"/dump/topsprof-debug-*.txt >/dev/null || die "dump files"
 grep -q "^runtime: .*libtopsrt.so.1" "$TMP"/dump/topsprof-debug-*.txt || die "dump text"
 run "$TOPSPROF" --import-rawdata "$(ls "$TMP"/dump/topsprof-debug-*.raw)"
