@@ -57,6 +57,12 @@ int findlib_resolve_exe(const char *argv0, const char *path_env, char *out, size
 	const char *p;
 
 	if (strchr(argv0, '/')) {
+		struct stat st;
+
+		if (stat(argv0, &st))
+			return -errno;
+		if (S_ISDIR(st.st_mode))
+			return -EISDIR;
 		if (access(argv0, X_OK))
 			return -errno;
 		return snprintf(out, len, "%s", argv0) >= (int)len ? -ENAMETOOLONG : 0;

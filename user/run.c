@@ -29,6 +29,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -320,24 +321,40 @@ static int find_libraries(struct run *r)
 	*tx = (struct findlib_target){ .soname_prefix = "libtopstx.so",
 				       .probe_symbol = "topstxRangePush" };
 	if (cli->given[OPT_ATTACH_PID]) {
+		char maps[64];
+		int fd;
+
 		if (kill(cli->attach_pid, 0) && errno == ESRCH) {
 			pr_error("--attach-pid %d: no such process", (int)cli->attach_pid);
 			return 1;
 		}
+		/* what the kernel lets this user read of it is what it lets them trace */
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)cli->attach_pid);
+		fd = open(maps, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 && (errno == EACCES || errno == EPERM)) {
+			pr_error("--attach-pid %d: this user may not trace it (%s)",
+				 (int)cli->attach_pid, strerror(errno));
+			return 1;
+		}
+		if (fd >= 0)
+			close(fd);
 		attached_libraries(cli->attach_pid, r->libs, 2, r->exe, sizeof(r->exe));
 		snprintf(buf, sizeof(buf), "process %d", (int)cli->attach_pid);
-		snprintf(ctx.looked, sizeof(ctx.looked), "its maps and its program's search path");
+		snprintf(ctx.looked, sizeof(ctx.looked),
+			 "its maps and its program's search path, /opt/tops/lib");
 		what = buf;
 	} else if (cli->given[OPT_SYSTEM_WIDE]) {
 		if (!cli->given[OPT_RUNTIME_LIB])
 			host_libraries(r->libs, 2);
 		snprintf(ctx.looked, sizeof(ctx.looked),
-			 "the maps of running processes, /etc/ld.so.cache");
+			 "the maps of running processes, /etc/ld.so.cache, /opt/tops/lib");
 	} else {
 		err = findlib_resolve_exe(cli->app_argv[0], getenv("PATH"), r->exe, sizeof(r->exe));
 		if (err) {
 			pr_error("cannot run '%s': %s", cli->app_argv[0],
-				 err == -ENOENT ? "not found (looked in PATH)" : strerror(-err));
+				 err == -ENOENT && !strchr(cli->app_argv[0], '/')
+					 ? "not found (looked in PATH)"
+					 : strerror(-err));
 			return 1;
 		}
 		findlib_find(&ctx, r->exe, r->libs, 2);
@@ -362,8 +379,8 @@ static int find_libraries(struct run *r)
 	}
 	if ((cli->trace_domains & TRACE_RUNTIME) && !rt->path[0]) {
 		pr_error("cannot find the GCU runtime (libtopsrt.so) that '%s' uses: not linked "
-			 "in, not a dependency, and not in %s, %s; name it with --runtime-lib PATH",
-			 what, ctx.looked, "/opt/tops/lib");
+			 "in, not a dependency, and not in %s; name it with --runtime-lib PATH",
+			 what, ctx.looked);
 		return 1;
 	}
 	pr_debug("application %s; runtime %s%s; topstx %s", r->exe, rt->path[0] ? rt->path : "-",

@@ -17,7 +17,8 @@
 #include <unistd.h>
 
 #define DEFAULT_DIR   "/run/topsprof"
-#define REPLY_WAIT_MS 2000
+/* a member on a busy host may take a while to get to its socket */
+#define REPLY_WAIT_MS 10000
 
 struct session {
 	char name[SESSION_NAME_MAX + 1];

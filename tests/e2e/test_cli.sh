@@ -75,6 +75,15 @@ expect_out "==== Plugins:"
 expect_out "runtime"
 expect_out "gcu"
 
+# what cannot be run says why, in one line, and nothing runs
+run "$TOPSPROF" "$(dirname "$TOPSPROF")"
+expect_rc 1
+expect_err "cannot run '$(dirname "$TOPSPROF")': Is a directory"
+expect_lines err 1
+run "$TOPSPROF" /nonexistent/app
+expect_rc 1
+expect_err "cannot run '/nonexistent/app': No such file or directory"
+
 # --debug shows what was parsed
 run "$TOPSPROF" --debug --query-activities
 expect_rc 0
