@@ -178,7 +178,7 @@ FUZZ := $(OUTPUT)/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
 FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c user/cpustacks.c \
-	user/utilization.c user/kstacks.c
+	user/utilization.c user/kstacks.c user/infile.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
 	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd $(FUZZ)/fuzz_symtab $(FUZZ)/fuzz_procmaps
 
@@ -203,7 +203,7 @@ $(FUZZ)/fuzz_vpd: tests/fuzz/fuzz_vpd.c user/vpd.c user/outfile.c user/report.c 
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lsqlite3 -lz -lm -o $@
 
-$(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/activity.c user/strlist.c
+$(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/activity.c user/strlist.c user/infile.c
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lcjson -o $@

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "outfile.h"
+#include "infile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -32,7 +33,7 @@ static uint64_t random_u64(void)
 
 static int set_err(char *err, size_t errlen, const char *path, int e)
 {
-	snprintf(err, errlen, "%s: %s", path, strerror(e));
+	named_errf(err, errlen, path, ": %s", strerror(e));
 	errno = e;
 	return -1;
 }
@@ -97,14 +98,14 @@ static int check_name(int dirfd, const char *name, const char *path, bool force,
 
 	if (is_dir_name(name) ||
 	    (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) && S_ISDIR(st.st_mode))) {
-		snprintf(err, errlen, "%s: is a directory", path);
+		named_errf(err, errlen, path, ": is a directory");
 		errno = EISDIR;
 		return -1;
 	}
 	if (!fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW)) {
 		if (!force) {
-			snprintf(err, errlen, "%s: exists (use --force-overwrite to replace it)",
-				 path);
+			named_errf(err, errlen, path,
+				   ": exists (use --force-overwrite to replace it)");
 			errno = EEXIST;
 			return -1;
 		}
@@ -384,11 +385,10 @@ int outfile_commit(struct outfile *o, char *err, size_t errlen)
 	if (!e && put_in_place(o))
 		e = errno;
 	if (e == EEXIST || e == ENOTEMPTY)
-		snprintf(err, errlen,
-			 "%s: appeared while topsprof ran (use --force-overwrite to replace it)",
-			 o->path);
+		named_errf(err, errlen, o->path,
+			   ": appeared while topsprof ran (use --force-overwrite to replace it)");
 	else if (e)
-		snprintf(err, errlen, "%s: %s", o->path, strerror(e));
+		named_errf(err, errlen, o->path, ": %s", strerror(e));
 	if (e)
 		unlinkat(o->pfd >= 0 ? o->pfd : o->dirfd, o->tmp, 0);
 	o->tmp[0] = '\0';

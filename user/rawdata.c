@@ -86,7 +86,7 @@ int raw_open(struct raw_writer **out, const struct outtarget *t, char *err, size
 			close(fd);
 	}
 	if (!w->gz) {
-		snprintf(err, errlen, "%s: cannot compress", t->path);
+		named_errf(err, errlen, t->path, ": cannot compress");
 		outfile_abort(&w->o);
 		free(w);
 		return -1;
@@ -197,7 +197,7 @@ int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_set
 	}
 	w->gz = NULL;
 	if (w->failed) {
-		snprintf(err, errlen, "%s: %s", w->o.path, strerror(w->write_errno));
+		named_errf(err, errlen, w->o.path, ": %s", strerror(w->write_errno));
 		outfile_abort(&w->o);
 		free(w);
 		return -1;
