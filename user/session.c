@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "session.h"
+#include "infile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -16,8 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+/* REPLY_WAIT_MS: a member on a busy host may take a while to get to its socket */
 #define DEFAULT_DIR   "/run/topsprof"
-/* a member on a busy host may take a while to get to its socket */
 #define REPLY_WAIT_MS 10000
 
 struct session {
@@ -271,8 +272,8 @@ int session_open(struct session **out, const char *name, bool join, const char *
 	s->collecting = collecting;
 	rc = make_shared_dir(session_dir());
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", session_dir(),
-			 rc == -EPERM ? "not a directory of root's or ours" : strerror(-rc));
+		named_errf(err, errlen, session_dir(), ": %s",
+			   rc == -EPERM ? "not a directory of root's or ours" : strerror(-rc));
 		goto fail;
 	}
 	n = find_session(s->name, true, s->dir, sizeof(s->dir), pids, 64);
@@ -289,7 +290,7 @@ int session_open(struct session **out, const char *name, bool join, const char *
 	if (!join) {
 		rc = own_namespace(ns, sizeof(ns));
 		if (rc) {
-			snprintf(err, errlen, "%s: %s", ns, strerror(-rc));
+			named_errf(err, errlen, ns, ": %s", strerror(-rc));
 			goto fail;
 		}
 		if (!path_join(s->dir, sizeof(s->dir), ns, s->name)) {
@@ -307,7 +308,7 @@ int session_open(struct session **out, const char *name, bool join, const char *
 	snprintf(s->sock, sizeof(s->sock), "%s/%d.sock", s->dir, (int)getpid());
 	snprintf(s->info, sizeof(s->info), "%s/%d.info", s->dir, (int)getpid());
 	if (strlen(s->sock) + 4 >= sizeof(addr.sun_path)) {
-		snprintf(err, errlen, "%s: the path is too long for a socket", s->sock);
+		named_errf(err, errlen, s->sock, ": the path is too long for a socket");
 		goto fail;
 	}
 	/* bound under a temporary name and put in place listening, after the info: a member is
@@ -316,14 +317,14 @@ int session_open(struct session **out, const char *name, bool join, const char *
 	unlink(addr.sun_path);
 	rc = write_info(s);
 	if (rc) {
-		snprintf(err, errlen, "%s: %s", s->info, strerror(-rc));
+		named_errf(err, errlen, s->info, ": %s", strerror(-rc));
 		goto fail;
 	}
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) ||
 	    chmod(addr.sun_path, 0666) /* anyone may ask; the peer's credentials decide */ ||
 	    listen(s->fd, 8) || rename(addr.sun_path, s->sock)) {
-		snprintf(err, errlen, "%s: %s", s->sock, strerror(errno));
+		named_errf(err, errlen, s->sock, ": %s", strerror(errno));
 		unlink(addr.sun_path);
 		goto fail;
 	}
