@@ -9,22 +9,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* what topsprof handles itself while the application runs */
-static const int reset_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
-
 int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output,
-		   const sigset_t *ignored)
+		   const sigset_t *reset, const sigset_t *ignored)
 {
+	sigset_t mask;
 	int p[2];
 	char go;
 
 	memset(l, 0, sizeof(*l));
 	if (pipe2(p, O_CLOEXEC))
 		return -errno;
+	/* a signal between the fork and the reset below would run topsprof's handler in the
+	 * child: it waits, blocked, for the child's own disposition */
+	sigprocmask(SIG_BLOCK, reset, &mask);
 	l->pid = fork();
 	if (l->pid < 0) {
 		int err = -errno;
 
+		sigprocmask(SIG_SETMASK, &mask, NULL);
 		close(p[0]);
 		close(p[1]);
 		return err;
@@ -35,9 +37,10 @@ int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool a
 
 		/* the application starts with the signal dispositions topsprof was given: what
 		 * was ignored stays ignored */
-		for (size_t i = 0; i < sizeof(reset_signals) / sizeof(reset_signals[0]); i++)
-			signal(reset_signals[i],
-			       sigismember(ignored, reset_signals[i]) ? SIG_IGN : SIG_DFL);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sigismember(reset, sig) == 1)
+				signal(sig, sigismember(ignored, sig) == 1 ? SIG_IGN : SIG_DFL);
+		sigprocmask(SIG_SETMASK, &mask, NULL);
 		close(p[1]);
 		do
 			n = read(p[0], &go, 1);
@@ -59,6 +62,7 @@ int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool a
 		dprintf(err_fd, "topsprof: error: cannot run %s: %s\n", exe, strerror(errno));
 		_exit(127);
 	}
+	sigprocmask(SIG_SETMASK, &mask, NULL);
 	close(p[0]);
 	l->go_fd = p[1];
 	return 0;

@@ -15,10 +15,14 @@ struct launch {
 	int status; /* as waitpid(2) reports it */
 };
 
-/* fork the child and hold it; app_output false sends its stdout and stderr to /dev/null; the
- * signals in ignored stay ignored in it, the others topsprof handles are reset */
+/* fork the child and hold it; app_output false sends its stdout and stderr to /dev/null. The
+ * signals in reset (those topsprof handles) start at their defaults in it, or ignored when in
+ * ignored; they are blocked from the fork until the child has reset them, so one that comes
+ * meanwhile finds the child's own disposition, and the child runs with the signal mask of the
+ * caller */
 int launch_prepare(struct launch *l, const char *exe, char *const argv[], bool app_output,
-		   const sigset_t *ignored);
+		   const sigset_t *reset, const sigset_t *ignored);
+/* 0, or -errno (-EPIPE: the child ended, e.g. of a signal, before it could be released) */
 int launch_release(struct launch *l);
 /* topsprof could not set up: the child ends without running anything */
 void launch_abort(struct launch *l);

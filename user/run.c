@@ -30,6 +30,7 @@
 #include <limits.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -48,6 +49,8 @@
 #endif
 #define TOPSPROF_VERSION_STRING TOPSPROF_VERSION
 
+/* the launched application once it is released: from then on a signal is the application's
+ * (forwarded), before it is topsprof's end */
 static volatile pid_t child_pid;
 /* the signal topsprof dies of once everything is cleaned up (main) */
 int run_exit_signal;
@@ -56,16 +59,26 @@ int run_exit_signal;
 static volatile sig_atomic_t stop_requested;
 
 /* a signal sent to topsprof while the application runs, for the main loop to forward unless
- * the application got it too */
+ * the application got it too. The handler runs only inside the main loop's wait (the handled
+ * signals are blocked everywhere else in it), so the loop never reads a half-written one. A
+ * second of the same signal before the first was decided on is one, as the kernel merges a
+ * pending signal. */
 static struct {
-	volatile sig_atomic_t set;
+	bool set;
 	pid_t sender;
 	int code;
 	uint64_t ns;
 } pending[NSIG];
 
-/* SIGPIPE ignored: a write to the held child's pipe fails with EPIPE instead */
-static const int handled_signals[] = { SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGPIPE };
+/* The signals topsprof handles, and resets in the application: every one whose default ends a
+ * process and that another process sends (a terminal, a shell, a batch system: INT, TERM, HUP,
+ * QUIT, USR1, USR2, ALRM, VTALRM, PROF, IO, PWR and the real-time ones), SIGCHLD (it cuts the
+ * wait short) and SIGPIPE (ignored: a write to the held child's pipe fails with EPIPE instead).
+ * Not the faults (SEGV, BUS, ...: topsprof's own), not XCPU/XFSZ (topsprof's own limits), not
+ * job control (TSTP, TTIN, TTOU, CONT, STOP) nor WINCH: those act on topsprof as on any job. */
+static const int handled_list[] = { SIGCHLD, SIGINT,  SIGTERM,	 SIGHUP,  SIGQUIT, SIGPIPE, SIGUSR1,
+				    SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGIO,   SIGPWR };
+static sigset_t handled_signals;
 /* what topsprof was started ignoring (nohup, a batch system's SIGPIPE, a background job's
  * SIGINT) the application starts ignoring, and it ends no profiling; sent to topsprof alone,
  * it is still forwarded: the application may have set a handler of its own */
@@ -88,7 +101,7 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		pending[sig].sender = si->si_pid;
 		pending[sig].code = si->si_code;
 		pending[sig].ns = mono_ns();
-		pending[sig].set = 1;
+		pending[sig].set = true;
 	}
 	errno = saved;
 }
@@ -99,24 +112,31 @@ static void set_signals(bool install)
 	struct sigaction sa, old;
 
 	if (!known) {
+		sigemptyset(&handled_signals);
+		for (size_t i = 0; i < sizeof(handled_list) / sizeof(handled_list[0]); i++)
+			sigaddset(&handled_signals, handled_list[i]);
+		for (int sig = SIGRTMIN; sig <= SIGRTMAX; sig++)
+			sigaddset(&handled_signals, sig);
 		sigemptyset(&ignored_at_start);
-		for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++)
-			if (!sigaction(handled_signals[i], NULL, &old) && old.sa_handler == SIG_IGN)
-				sigaddset(&ignored_at_start, handled_signals[i]);
+		for (int sig = 1; sig < NSIG; sig++)
+			if (sigismember(&handled_signals, sig) == 1 &&
+			    !sigaction(sig, NULL, &old) && old.sa_handler == SIG_IGN)
+				sigaddset(&ignored_at_start, sig);
 		known = true;
 	}
 	memset(&sa, 0, sizeof(sa));
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof(handled_signals) / sizeof(handled_signals[0]); i++) {
-		int sig = handled_signals[i];
-
+	/* one handler at a time: they share pending[] */
+	sa.sa_mask = handled_signals;
+	for (int sig = 1; sig < NSIG; sig++) {
+		if (sigismember(&handled_signals, sig) != 1)
+			continue;
 		if (install && sig != SIGPIPE)
 			sa.sa_sigaction = on_signal;
 		else if (install || sigismember(&ignored_at_start, sig))
 			sa.sa_handler = SIG_IGN;
 		else
 			sa.sa_handler = SIG_DFL;
-		/* no SA_RESTART: a signal cuts the poll short */
+		/* no SA_RESTART: a signal cuts the wait short */
 		sa.sa_flags = sa.sa_handler == SIG_IGN || sa.sa_handler == SIG_DFL ? 0 : SA_SIGINFO;
 		sigaction(sig, &sa, NULL);
 	}
@@ -620,14 +640,13 @@ static bool run_ended(struct run *r)
 /* how long a signal sent to topsprof waits for the news that the application got it too */
 #define FORWARD_WAIT_NS (50 * 1000000ull)
 
-/* whether the application got the signal topsprof was sent too (a signal from the terminal
- * has no sender to compare) */
+/* whether the application got the signal topsprof was sent too: a signal from the kernel (the
+ * terminal's) has no sender to compare; one from a process, the same sender (pids as seen from
+ * topsprof's pid namespace, as si_pid and bpf/proc.bpf.c give them) */
 static bool app_got_signal(const struct run *r, int sig)
 {
 	pid_t sender;
 
-	if (!r->pt)
-		return pending[sig].code > 0;
 	if (!proctree_app_signaled(r->pt, sig, pending[sig].ns - 2 * FORWARD_WAIT_NS, getpid(),
 				   &sender))
 		return false;
@@ -637,8 +656,8 @@ static bool app_got_signal(const struct run *r, int sig)
 /* Forward the signals topsprof was sent to the application, once: a signal sent to the whole
  * process group or job (Ctrl-C, kill -- -PGID, a batch system's SIGTERM to every process) has
  * reached the application already, as the BPF signal tracepoint tells; one sent to topsprof
- * alone is meant for it. Without that news (no BPF), only a signal from the kernel (the
- * terminal's) counts as the application's already. True while one still waits. */
+ * alone is meant for it. True while one still waits for that news. Called with the handled
+ * signals blocked: pending[] is the loop's alone here. */
 static bool forward_signals(struct run *r)
 {
 	bool waiting = false;
@@ -649,11 +668,11 @@ static bool forward_signals(struct run *r)
 		if (!pending[sig].set)
 			continue;
 		got = app_got_signal(r, sig);
-		if (!got && r->pt && mono_ns() - pending[sig].ns < FORWARD_WAIT_NS) {
+		if (!got && mono_ns() - pending[sig].ns < FORWARD_WAIT_NS) {
 			waiting = true;
 			continue;
 		}
-		pending[sig].set = 0;
+		pending[sig].set = false;
 		if (!got)
 			kill(r->app.pid, sig);
 		pr_debug("signal %d (%s) from pid %d: %s", sig, strsignal(sig),
@@ -663,7 +682,9 @@ static bool forward_signals(struct run *r)
 	return waiting;
 }
 
-static void collect(struct run *r)
+/* the main loop; the handled signals are blocked in it except while it waits (wait_mask: the
+ * mask topsprof had), so a signal never comes between a look at pending[] and the wait */
+static void collect(struct run *r, const sigset_t *wait_mask)
 {
 	int ep = epoll_create1(EPOLL_CLOEXEC);
 	struct epoll_event ev = { .events = EPOLLIN };
@@ -679,7 +700,9 @@ static void collect(struct run *r)
 	while (!run_ended(r)) {
 		struct epoll_event got[6];
 		int wait_ms = forward_signals(r) ? 5 : POLL_MS;
-		int n = ep >= 0 ? epoll_wait(ep, got, 6, wait_ms) : (usleep(wait_ms * 1000), 0);
+		struct timespec ts = { wait_ms / 1000, (wait_ms % 1000) * 1000000L };
+		int n = ep >= 0 ? epoll_pwait(ep, got, 6, wait_ms, wait_mask)
+				: (ppoll(NULL, 0, &ts, wait_mask), 0);
 
 		for (int i = 0; i < n; i++)
 			if (got[i].data.u32 == 2)
@@ -1101,9 +1124,23 @@ static int exit_as(const struct launch *app)
 	return 1;
 }
 
+/* a signal before the launched application ran: topsprof ends with it, the held child (if any)
+ * without running anything */
+static int interrupted(struct run *r)
+{
+	int sig = stop_requested;
+
+	pr_error("interrupted by signal %d (%s) before %s started", sig, strsignal(sig), r->exe);
+	if (r->app.pid > 0)
+		launch_abort(&r->app);
+	run_exit_signal = sig;
+	return 128 + sig;
+}
+
 int cmd_profile(const struct cli *cli)
 {
 	struct run r;
+	sigset_t wait_mask;
 	int rc = 1, err;
 
 	memset(&r, 0, sizeof(r));
@@ -1132,25 +1169,24 @@ int cmd_profile(const struct cli *cli)
 	if (cli->app_argc) {
 		if (!stop_requested) {
 			err = launch_prepare(&r.app, r.exe, cli->app_argv,
-					     cli->given[OPT_PRINT_APP_LOG], &ignored_at_start);
+					     cli->given[OPT_PRINT_APP_LOG], &handled_signals,
+					     &ignored_at_start);
 			if (err) {
 				pr_error("starting %s: %s", r.exe, strerror(-err));
 				goto out;
 			}
-			child_pid = r.app.pid;
+			/* BPF notes the held child's signals already: one that comes while it is
+			 * held and still reaches it is its own, not to be forwarded again */
+			proctree_watch_signals(r.pt, r.app.pid);
+			pr_debug("holding %s (pid %d) until the probes are in place", r.exe,
+				 (int)r.app.pid);
 		}
 		/* a signal before the application could have it (even while it was forked) ends
 		 * topsprof with that signal */
 		if (stop_requested) {
-			pr_error("interrupted by signal %d (%s) before %s started",
-				 (int)stop_requested, strsignal(stop_requested), r.exe);
-			if (r.app.pid > 0)
-				launch_abort(&r.app);
-			run_exit_signal = stop_requested;
-			rc = 128 + stop_requested;
+			rc = interrupted(&r);
 			goto out;
 		}
-		proctree_watch_signals(r.pt, r.app.pid);
 		r.m.root_pid = (uint32_t)r.app.pid;
 	} else {
 		/* attached to a process, or the whole system: reports are named after topsprof */
@@ -1177,12 +1213,31 @@ int cmd_profile(const struct cli *cli)
 	/* the held application's wait to be released is topsprof's, not its own */
 	if (cli->app_argc)
 		kprof_set_collecting(r.kern, r.collecting);
-	if (cli->app_argc && launch_release(&r.app)) {
-		pr_error("starting %s: it ended before it could be released", r.exe);
+	/* Up to the release a signal ends topsprof (on_signal: stop_requested), from then on it is
+	 * the application's (pending[]): the handled signals are blocked from the last look at
+	 * stop_requested until child_pid says which, and stay blocked in collect but for its wait */
+	sigprocmask(SIG_BLOCK, &handled_signals, &wait_mask);
+	if (cli->app_argc && (stop_requested || launch_release(&r.app))) {
+		/* a signal that came meanwhile, such as the Ctrl-C that ended the held child,
+		 * sets stop_requested now */
+		sigprocmask(SIG_SETMASK, &wait_mask, NULL);
+		if (stop_requested) {
+			rc = interrupted(&r);
+			goto out;
+		}
 		launch_abort(&r.app);
+		if (WIFSIGNALED(r.app.status))
+			pr_error("starting %s: it was killed by signal %d (%s) before it could be "
+				 "released",
+				 r.exe, WTERMSIG(r.app.status), strsignal(WTERMSIG(r.app.status)));
+		else
+			pr_error("starting %s: it ended before it could be released", r.exe);
 		goto out;
 	}
-	collect(&r);
+	if (cli->app_argc)
+		child_pid = r.app.pid;
+	collect(&r, &wait_mask);
+	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
 	report(&r);
 	set_signals(false);
 	/* with --duration the application may still run: its exit status is still ours */
