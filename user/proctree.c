@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 struct proctree {
@@ -29,6 +30,15 @@ static int handle(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+/* topsprof's pid namespace, for the signal records to give pids as topsprof sees them (0:
+ * unknown, as the initial namespace) */
+static __u32 pidns_ino(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) ? 0 : (__u32)st.st_ino;
+}
+
 int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 {
 	struct proctree *pt = calloc(1, sizeof(*pt));
@@ -45,6 +55,7 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 		goto fail;
 	}
 	pt->skel->rodata->filter_pids = !opts->system_wide;
+	pt->skel->rodata->pidns_ino = pidns_ino();
 	if (opts->max_pids)
 		bpf_map__set_max_entries(pt->skel->maps.tracked_pids, opts->max_pids);
 	err = proc_bpf__load(pt->skel);

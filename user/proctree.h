@@ -37,7 +37,8 @@ int proctree_map_fd(const struct proctree *pt);
 
 /* signals generated for app (the launched application) are noted from now on; whether signal
  * sig reached it at or after since_ns (CLOCK_MONOTONIC) from a sender other than exclude, and
- * the sender in *sender */
+ * the sender in *sender. Pids are as seen from topsprof's pid namespace (as fork(2) and si_pid
+ * give them; a sender not seen there is 0) */
 void proctree_watch_signals(struct proctree *pt, pid_t app);
 bool proctree_app_signaled(const struct proctree *pt, int sig, uint64_t since_ns, pid_t exclude,
 			   pid_t *sender);
