@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Signals as without topsprof: a signal sent to the whole process group (kill -- -PGID, as a
-# terminal's Ctrl-C or a batch system's SIGTERM to the job) reaches the application once, and one
-# sent to topsprof alone reaches it once too; signals that topsprof was started ignoring (nohup)
-# stay ignored in the application; a signal while the application is being started ends
-# topsprof with that signal.
+# terminal's Ctrl-C or a batch system's SIGTERM to the job) reaches the application once, one
+# sent to topsprof and the application each (a batch system's SIGTERM to every pid) once, and one
+# sent to topsprof alone (SIGUSR1 too) once; signals that topsprof was started ignoring (nohup)
+# stay ignored in the application; a signal before the application runs (before it is forked,
+# or while it is held, to topsprof alone or to the whole group) ends topsprof with that signal
+# and the application never runs.
 . "$E2E_DIR/lib.sh"
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
 unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META LD_LIBRARY_PATH
@@ -13,10 +15,11 @@ command -v python3 >/dev/null || die "python3 is missing (scripts/install-deps.s
 command -v setsid >/dev/null || skip "no setsid (util-linux)"
 RT=(--runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1")
 
-# the application: counts SIGINT and SIGTERM, says how it found SIGHUP, runs for $1 seconds
+# the application: counts SIGINT, SIGTERM and SIGUSR1, says how it found SIGHUP, runs for $1
+# seconds
 cat >"$TMP/app.py" <<'PY'
 import signal, sys, time
-n = {signal.SIGINT: 0, signal.SIGTERM: 0}
+n = {signal.SIGINT: 0, signal.SIGTERM: 0, signal.SIGUSR1: 0}
 def count(sig, frame):
     n[sig] += 1
 for s in n:
@@ -26,7 +29,8 @@ print("ready hup=%s" % hup, flush=True)
 end = time.monotonic() + float(sys.argv[1])
 while time.monotonic() < end:
     time.sleep(0.01)
-print("INT=%d TERM=%d" % (n[signal.SIGINT], n[signal.SIGTERM]), flush=True)
+print("INT=%d TERM=%d USR1=%d" % (n[signal.SIGINT], n[signal.SIGTERM], n[signal.SIGUSR1]),
+      flush=True)
 PY
 
 # start topsprof in a process group of its own (as a shell's job) with SIGINT and SIGQUIT at
@@ -37,11 +41,14 @@ start_job() { # log, extra topsprof options...
 	env --default-signal=INT,QUIT setsid "$TOPSPROF" "${RT[@]}" --print-app-log "$@" \
 		python3 "$TMP/app.py" 3 >"$log" 2>&1 &
 	tp=$!
+	wait_ready "$log"
+}
+wait_ready() { # log
 	for _ in $(seq 200); do
-		grep -qs '^ready' "$log" && return 0
+		grep -qs '^ready' "$1" && return 0
 		sleep 0.05
 	done
-	die "the application never started: $(cat "$log")"
+	die "the application never started: $(cat "$1")"
 }
 finish_job() { # log what
 	wait "$tp" || die "$2: topsprof exited $?: $(cat "$1")"
@@ -54,7 +61,7 @@ kill -INT -- -"$tp"
 sleep 0.3
 kill -TERM -- -"$tp"
 finish_job "$TMP/group.log" "group signals"
-expect_out "INT=1 TERM=1"
+expect_out "INT=1 TERM=1 USR1=0"
 
 # --- a signal to topsprof alone is meant for the application: once --------------------------------
 start_job "$TMP/alone.log"
@@ -62,7 +69,24 @@ kill -INT "$tp"
 sleep 0.3
 kill -TERM "$tp"
 finish_job "$TMP/alone.log" "signals to topsprof"
-expect_out "INT=1 TERM=1"
+expect_out "INT=1 TERM=1 USR1=0"
+
+# --- one sent to each pid in turn (a batch system's SIGTERM to every process of a job) arrives
+# once: the application got it from the same sender
+start_job "$TMP/each.log"
+app=$(cat /proc/"$tp"/task/*/children)
+[ -n "$app" ] || die "no application under topsprof $tp"
+kill -TERM "$tp" "$app"
+finish_job "$TMP/each.log" "SIGTERM to each pid"
+expect_out "INT=0 TERM=1 USR1=0"
+
+# --- SIGUSR1 (not only INT, TERM, HUP, QUIT) to topsprof alone is forwarded, and topsprof,
+# not killed by it, still reports
+start_job "$TMP/usr1.log"
+kill -USR1 "$tp"
+finish_job "$TMP/usr1.log" "SIGUSR1 to topsprof"
+expect_out "INT=0 TERM=0 USR1=1"
+expect_out "RUNTIME activities:"
 
 # --- ignored at start (nohup) stays ignored: a hangup of the whole group harms nobody -------------
 (
@@ -71,14 +95,11 @@ expect_out "INT=1 TERM=1"
 		python3 "$TMP/app.py" 1.5
 ) >"$TMP/nohup.log" 2>&1 &
 tp=$!
-for _ in $(seq 200); do
-	grep -qs '^ready' "$TMP/nohup.log" && break
-	sleep 0.05
-done
+wait_ready "$TMP/nohup.log"
 kill -HUP -- -"$tp"
 finish_job "$TMP/nohup.log" "SIGHUP ignored"
 expect_out "ready hup=ignored"
-expect_out "INT=0 TERM=0"
+expect_out "INT=0 TERM=0 USR1=0"
 
 # and without nohup, SIGHUP is the application's to take, at its default
 start_job "$TMP/hup.log"
@@ -90,12 +111,129 @@ expect_out "ready hup=default"
 expect_rc $((128 + 1)) "the application dies of SIGHUP, topsprof as it"
 
 # --- a signal before the application runs ends topsprof with it -----------------------------------
-"$TOPSPROF" "${RT[@]}" --print-app-log python3 "$TMP/app.py" 3 >"$TMP/early.log" 2>&1 &
-tp=$!
-kill -TERM "$tp"
-wait "$tp"
-rc=$?
-out=$(cat "$TMP/early.log")
+# step.py stops topsprof at a known point: one of its outputs is a 4 KB pipe that it reads only
+# when it must, so that topsprof waits, blocked in a write, where the test wants it; there it
+# sends the signal, then reads the pipe to its end and prints topsprof's exit as a shell does.
+cat >"$TMP/step.py" <<'PY'
+import fcntl, os, subprocess, sys, time
+
+# step.py MODE SIG LOG CMD...: runs CMD (topsprof) in a session of its own; LOG gets the output
+# not on the pipe, LOG.pipe what was read from the pipe. MODE:
+#   prefork: stderr on the pipe (with --debug, libbpf's lines fill it while the BPF objects
+#            load): the signal comes once topsprof has its handlers in place and no child yet
+#   held, held-group: stdout on the pipe, full beforehand: topsprof blocks on the header it
+#            prints between forking the application and releasing it; the signal comes while
+#            its child is held (not yet exec'd, waiting in read), to topsprof alone or to its
+#            whole process group (a terminal's Ctrl-C)
+mode, sig, log, cmd = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
+
+
+def fail(msg):
+    sys.stderr.write("step.py: %s\n" % msg)
+    sys.exit(2)
+
+
+def proc(pid, name):
+    try:
+        with open("/proc/%d/%s" % (pid, name)) as f:
+            return f.read()
+    except OSError:
+        return ""
+
+
+def blocked_in(pid, where):
+    # pipe_write, anon_pipe_write (Linux 6.16+), ...
+    return proc(pid, "wchan").endswith(where)
+
+
+def children(pid):
+    return [int(c) for c in proc(pid, "task/%d/children" % pid).split()]
+
+
+def catches(pid, s):
+    for line in proc(pid, "status").splitlines():
+        if line.startswith("SigCgt:"):
+            return bool(int(line.split()[1], 16) >> (s - 1) & 1)
+    return False
+
+
+r, w = os.pipe()
+fcntl.fcntl(w, 1031, 4096)  # F_SETPIPE_SZ
+if mode != "prefork":
+    os.set_blocking(w, False)
+    try:
+        while True:
+            os.write(w, b"\n" * 512)
+    except BlockingIOError:
+        pass
+    os.set_blocking(w, True)
+logf = open(log, "wb")
+out, err = (logf, w) if mode == "prefork" else (w, logf)
+p = subprocess.Popen(cmd, stdout=out, stderr=err, start_new_session=True)
+os.close(w)
+tp = p.pid
+got = bytearray()
+deadline = time.monotonic() + 60
+while True:
+    if time.monotonic() > deadline:
+        p.kill()
+        fail("topsprof never got to the point wanted")
+    if p.poll() is not None:
+        fail("topsprof ended (%d) before the point wanted" % p.returncode)
+    if not blocked_in(tp, "pipe_write"):
+        time.sleep(0.001)
+        continue
+    kids = children(tp)
+    if mode == "prefork":
+        if kids:
+            fail("topsprof forked before it blocked with its handlers in place")
+        if catches(tp, sig):
+            break
+    elif kids:
+        kid = kids[0]
+        if os.readlink("/proc/%d/exe" % kid) != os.readlink("/proc/%d/exe" % tp):
+            fail("the application was released before topsprof printed its header")
+        for _ in range(5000):  # the held child resets its signals, then waits
+            if blocked_in(kid, "pipe_read"):
+                break
+            time.sleep(0.001)
+        else:
+            fail("the held child never waited for its release")
+        break
+    got += os.read(r, 4096)  # let topsprof on to its next write
+if mode == "held-group":
+    os.killpg(tp, sig)
+else:
+    os.kill(tp, sig)
+while True:
+    b = os.read(r, 65536)
+    if not b:
+        break
+    got += b
+rc = p.wait()
+logf.close()
+with open(log + ".pipe", "wb") as f:
+    f.write(got)
+print(128 - rc if rc < 0 else rc)
+PY
+early() { # mode signal name
+	rc=$(python3 "$TMP/step.py" "$1" "$2" "$TMP/$1.log" env --default-signal=INT,QUIT \
+		"$TOPSPROF" "${RT[@]}" --debug --print-app-log python3 "$TMP/app.py" 3) ||
+		die "$1: $(cat "$TMP/$1.log")"
+	out=$(cat "$TMP/$1.log" "$TMP/$1.log.pipe")
+	checks=$((checks + 3))
+	[ "$rc" = $((128 + $2)) ] || die "$3: exit $rc, wanted $((128 + $2)): $out"
+	grep -q "^topsprof: error: interrupted by signal $2 (.*) before .* started$" <<<"$out" ||
+		die "$3: no 'interrupted by signal $2' line: $out"
+	! grep -q '^ready' <<<"$out" || die "$3: the application ran: $out"
+}
+# before it is forked: the handlers are in place, no child yet
+early prefork 15 "SIGTERM before the application is forked"
 checks=$((checks + 1))
-[ $rc = 143 ] || die "SIGTERM while starting: exit $rc, wanted 143: $out"
+! grep -q "debug: holding" <<<"$out" || die "the application was forked after the signal: $out"
+# while it is held: to topsprof alone (the held child is ended without running anything) ...
+early held 15 "SIGTERM to topsprof while the application is held"
+# ... and to the whole group, as Ctrl-C in a terminal: the held child dies of it too
+early held-group 2 "SIGINT to the group while the application is held"
+expect_out "debug: holding"
 done_ok
