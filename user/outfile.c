@@ -5,6 +5,8 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,7 @@
 
 #define TMP_TRIES 64
 
-static uint64_t random_u64(void)
+uint64_t outfile_random(void)
 {
 	static uint64_t counter;
 	uint64_t v;
@@ -44,7 +46,8 @@ static int create_tmp(int dirfd, const char *base, char *tmp, size_t len)
 	for (int i = 0; i < TMP_TRIES; i++) {
 		int fd;
 
-		snprintf(tmp, len, ".%.200s.%016llx.tmp", base, (unsigned long long)random_u64());
+		snprintf(tmp, len, ".%.200s.%016llx.tmp", base,
+			 (unsigned long long)outfile_random());
 		fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
 		if (fd >= 0 || errno != EEXIST)
 			return fd;
@@ -53,13 +56,31 @@ static int create_tmp(int dirfd, const char *base, char *tmp, size_t len)
 	return -1;
 }
 
+/* whether openat said that this file system (or kernel) has no O_TMPFILE */
+static bool no_tmpfile(int e)
+{
+	return e == EOPNOTSUPP || e == EISDIR || e == EINVAL;
+}
+
+/* a new file without a name in dirfd (O_TMPFILE): gone with the process unless linked */
+static int open_unnamed(int dirfd)
+{
+	return openat(dirfd, ".", O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+}
+
 /* whether files can be created in dirfd for real: as root, access() says yes on a read-only
- * mount, so one is created and removed */
+ * mount, so one is created (without a name where the file system can) and removed */
 static int probe_writable(int dirfd)
 {
 	char tmp[NAME_MAX + 1];
-	int fd = create_tmp(dirfd, "topsprof-probe", tmp, sizeof(tmp));
+	int fd = open_unnamed(dirfd);
 
+	if (fd >= 0 || !no_tmpfile(errno)) {
+		if (fd >= 0)
+			close(fd);
+		return fd >= 0 ? 0 : -1;
+	}
+	fd = create_tmp(dirfd, "topsprof-probe", tmp, sizeof(tmp));
 	if (fd < 0)
 		return -1;
 	close(fd);
@@ -205,6 +226,43 @@ void outtarget_close(struct outtarget *t)
 	t->fd = -1;
 }
 
+int outtarget_exposed(const struct outtarget *t, char *msg, size_t len)
+{
+	char dir[PATH_MAX], name[NAME_MAX + 1], who[300];
+	struct stat st;
+
+	if (!t->open || fstat(t->fd, &st))
+		return -1;
+	if (st.st_uid != geteuid()) {
+		struct passwd *pw = getpwuid(st.st_uid);
+
+		if (pw)
+			snprintf(who, sizeof(who), "user %s", pw->pw_name);
+		else
+			snprintf(who, sizeof(who), "user %u", (unsigned)st.st_uid);
+	} else if ((st.st_mode & S_ISVTX) || !(st.st_mode & (S_IWGRP | S_IWOTH))) {
+		/* the sticky bit: only a file's owner (and the directory's) may rename it */
+		return 0;
+	} else if (st.st_mode & S_IWOTH) {
+		snprintf(who, sizeof(who), "others");
+	} else {
+		struct group *gr = getgrgid(st.st_gid);
+
+		if (gr)
+			snprintf(who, sizeof(who), "group %s", gr->gr_name);
+		else
+			snprintf(who, sizeof(who), "group %u", (unsigned)st.st_gid);
+	}
+	/* the directory as given: the output's, or the one its file goes in */
+	if (t->name[0] && !split(t->path, dir, sizeof(dir), name, sizeof(name)))
+		named_errf(msg, len, dir,
+			   " is writable by %s: they can replace the file once written", who);
+	else
+		named_errf(msg, len, t->path,
+			   " is writable by %s: they can replace the file once written", who);
+	return 1;
+}
+
 /* --- the file ------------------------------------------------------------------------------ */
 
 /* the stream writes through here, so the first failure's errno is kept for the message */
@@ -261,16 +319,18 @@ int outfile_create(struct outfile *o, const struct outtarget *t, const char *nam
 		return set_err(err, errlen, o->path, EBADF);
 	if (check_name(o->dirfd, o->name, o->path, o->force, err, errlen))
 		return -1;
-	o->fd = create_tmp(o->dirfd, o->name, o->tmp, sizeof(o->tmp));
+	/* without a name, so that nothing is left if topsprof dies; else a random name */
+	o->fd = open_unnamed(o->dirfd);
+	o->unnamed = o->fd >= 0;
+	if (o->fd < 0 && no_tmpfile(errno))
+		o->fd = create_tmp(o->dirfd, o->name, o->tmp, sizeof(o->tmp));
 	if (o->fd < 0)
 		return set_err(err, errlen, o->path, errno);
 	o->f = fopencookie(o, "w", io);
 	if (!o->f) {
 		int e = errno;
 
-		close(o->fd);
-		o->fd = -1;
-		unlinkat(o->dirfd, o->tmp, 0);
+		outfile_abort(o);
 		return set_err(err, errlen, o->path, e);
 	}
 	setvbuf(o->f, NULL, _IOFBF, 1 << 16);
@@ -315,7 +375,7 @@ int outfile_create_private(struct outfile *o, const struct outtarget *t, const c
 		if (i == TMP_TRIES)
 			return set_err(err, errlen, o->path, EEXIST);
 		snprintf(o->pdir, sizeof(o->pdir), ".topsprof-%016llx",
-			 (unsigned long long)random_u64());
+			 (unsigned long long)outfile_random());
 		if (!mkdirat(o->dirfd, o->pdir, 0700))
 			break;
 		if (errno != EEXIST)
@@ -343,67 +403,66 @@ int outfile_create_private(struct outfile *o, const struct outtarget *t, const c
 	return 0;
 }
 
-/* the temporary file (in dirfd, or the private directory) into place */
+/* the nameless file linked at name in dirfd; EEXIST when name is taken, whatever it is */
+static int link_unnamed(struct outfile *o, const char *name)
+{
+	char proc[64];
+
+	/* as root (CAP_DAC_READ_SEARCH) */
+	if (!linkat(o->fd, "", o->dirfd, name, AT_EMPTY_PATH))
+		return 0;
+	if (errno != ENOENT)
+		return -1;
+	/* without that capability: the same inode through /proc */
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", o->fd);
+	return linkat(AT_FDCWD, proc, o->dirfd, name, AT_SYMLINK_FOLLOW);
+}
+
+/* the temporary file (without a name, in dirfd, or in the private directory) into place; on
+ * success o->tmp names nothing any more */
 static int put_in_place(struct outfile *o)
 {
 	int src = o->pfd >= 0 ? o->pfd : o->dirfd;
 
-	if (o->force)
-		return renameat(src, o->tmp, o->dirfd, o->name);
-	if (!renameat2(src, o->tmp, o->dirfd, o->name, RENAME_NOREPLACE))
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
-	/* a file system without RENAME_NOREPLACE: link() refuses a name that exists too */
-	if (linkat(src, o->tmp, o->dirfd, o->name, 0))
-		return -1;
-	unlinkat(src, o->tmp, 0);
+	if (o->unnamed && !o->force) /* link() never replaces: the no-replace semantics */
+		return link_unnamed(o, o->name);
+	if (o->unnamed) {
+		/* a random name first, then renamed over the final one */
+		for (int i = 0;; i++) {
+			if (i == TMP_TRIES) {
+				errno = EEXIST;
+				return -1;
+			}
+			snprintf(o->tmp, sizeof(o->tmp), ".%.200s.%016llx.tmp", o->name,
+				 (unsigned long long)outfile_random());
+			if (!link_unnamed(o, o->tmp))
+				break;
+			o->tmp[0] = '\0';
+			if (errno != EEXIST)
+				return -1;
+		}
+	}
+	if (o->force) {
+		if (renameat(src, o->tmp, o->dirfd, o->name))
+			return -1;
+	} else if (renameat2(src, o->tmp, o->dirfd, o->name, RENAME_NOREPLACE)) {
+		if (errno != EINVAL && errno != ENOSYS)
+			return -1;
+		/* a file system without RENAME_NOREPLACE: link() refuses a name that exists too */
+		if (linkat(src, o->tmp, o->dirfd, o->name, 0))
+			return -1;
+		unlinkat(src, o->tmp, 0);
+	}
+	o->tmp[0] = '\0';
 	return 0;
 }
 
-int outfile_commit(struct outfile *o, char *err, size_t errlen)
-{
-	int e = 0;
-
-	if (o->f) {
-		if (fflush(o->f) || ferror(o->f))
-			e = o->write_errno ? o->write_errno : errno ? errno : EIO;
-		if (!e && fsync(o->fd))
-			e = errno;
-		if (fclose(o->f) && !e)
-			e = errno;
-		o->f = NULL;
-	} else if (o->fd >= 0) {
-		if (fsync(o->fd))
-			e = errno;
-		if (close(o->fd) && !e)
-			e = errno;
-		o->fd = -1;
-	} else if (!o->tmp[0]) {
-		e = EBADF;
-	}
-	if (!e && put_in_place(o))
-		e = errno;
-	if (e == EEXIST || e == ENOTEMPTY)
-		named_errf(err, errlen, o->path,
-			   ": appeared while topsprof ran (use --force-overwrite to replace it)");
-	else if (e)
-		named_errf(err, errlen, o->path, ": %s", strerror(e));
-	if (e)
-		unlinkat(o->pfd >= 0 ? o->pfd : o->dirfd, o->tmp, 0);
-	o->tmp[0] = '\0';
-	remove_private(o);
-	if (o->own_dirfd >= 0)
-		close(o->own_dirfd);
-	o->own_dirfd = -1;
-	errno = e;
-	return e ? -1 : 0;
-}
-
-void outfile_abort(struct outfile *o)
+/* the end of every file, put in place or not: closed, what still has a temporary name removed
+ * (the nameless file goes with its descriptor), the private directory too */
+static void release(struct outfile *o)
 {
 	if (o->f)
-		fclose(o->f);
+		fclose(o->f); /* closes o->fd */
 	else if (o->fd >= 0)
 		close(o->fd);
 	o->f = NULL;
@@ -415,6 +474,35 @@ void outfile_abort(struct outfile *o)
 	if (o->own_dirfd >= 0)
 		close(o->own_dirfd);
 	o->own_dirfd = -1;
+}
+
+int outfile_commit(struct outfile *o, char *err, size_t errlen)
+{
+	int e = 0;
+
+	if (o->f && (fflush(o->f) || ferror(o->f)))
+		e = o->write_errno ? o->write_errno : errno ? errno : EIO;
+	else if (o->fd < 0)
+		e = EBADF;
+	/* on the disk before it has its name; the descriptor stays open (a nameless file is
+	 * linked through it) */
+	if (!e && fsync(o->fd))
+		e = errno;
+	if (!e && put_in_place(o))
+		e = errno;
+	if (e == EEXIST || e == ENOTEMPTY)
+		named_errf(err, errlen, o->path,
+			   ": appeared while topsprof ran (use --force-overwrite to replace it)");
+	else if (e)
+		named_errf(err, errlen, o->path, ": %s", strerror(e));
+	release(o);
+	errno = e;
+	return e ? -1 : 0;
+}
+
+void outfile_abort(struct outfile *o)
+{
+	release(o);
 }
 
 int outfile_write_error(const struct outfile *o)

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Output files (outfile.c): planted symlinks never followed, existing files kept unless forced,
- * the umask followed, a full disk named, nothing left behind, the directory opened once. */
+ * the umask followed, a full disk named, nothing left behind (not even after SIGKILL: the file
+ * has no name until it is complete), the directory opened once, a directory others can change
+ * said. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -14,10 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mount.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "outfile.h"
@@ -37,6 +41,40 @@ ssize_t getrandom(void *buf, size_t len, unsigned int flags)
 	return syscall(SYS_getrandom, buf, len, flags);
 }
 
+/* a file system without O_TMPFILE, when a test asks: outfile.c falls back to named files */
+static bool refuse_tmpfile;
+
+int openat(int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	if (flags & (O_CREAT | __O_TMPFILE)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (refuse_tmpfile && (flags & O_TMPFILE) == O_TMPFILE) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	return (int)syscall(SYS_openat, dirfd, path, flags, mode);
+}
+
+/* a kernel before 6.10, where linkat(AT_EMPTY_PATH) needs CAP_DAC_READ_SEARCH: refused as it
+ * refuses it (ENOENT), when a test asks */
+static bool refuse_empty_path;
+
+int linkat(int olddirfd, const char *oldpath, int newdirfd, const char *newpath, int flags)
+{
+	if (refuse_empty_path && (flags & AT_EMPTY_PATH)) {
+		errno = ENOENT;
+		return -1;
+	}
+	return (int)syscall(SYS_linkat, olddirfd, oldpath, newdirfd, newpath, flags);
+}
+
 static char dir[64];
 
 static int setup(void **state)
@@ -45,6 +83,8 @@ static int setup(void **state)
 	snprintf(dir, sizeof(dir), "/tmp/test_outfile.XXXXXX");
 	assert_non_null(mkdtemp(dir));
 	fixed_random = false;
+	refuse_tmpfile = false;
+	refuse_empty_path = false;
 	umask(022);
 	return 0;
 }
@@ -176,11 +216,21 @@ static void test_symlink_at_temp_names(void **state)
 	}
 	assert_int_equal(outfile_commit(&o, err, sizeof(err)), 0);
 	outtarget_close(&t);
-	fixed_random = false;
 	assert_string_equal(slurp(victim, buf, sizeof(buf)), "precious");
 	assert_string_equal(slurp(path, buf, sizeof(buf)), "new");
 	snprintf(link, sizeof(link), "%s/db.vpd", dir);
 	assert_string_equal(slurp(link, buf, sizeof(buf)), "db");
+	/* --force-overwrite: the nameless file is linked at a temporary name first, past links
+	 * planted there, then renamed over the final name */
+	next_random = 200;
+	for (uint64_t r = next_random; r < next_random + 4; r++) {
+		snprintf(link, sizeof(link), "%s/.out.txt.%016llx.tmp", dir, (unsigned long long)r);
+		assert_int_equal(symlink(victim, link), 0);
+	}
+	assert_int_equal(write_out(path, true, "forced", err, sizeof(err)), 0);
+	fixed_random = false;
+	assert_string_equal(slurp(victim, buf, sizeof(buf)), "precious");
+	assert_string_equal(slurp(path, buf, sizeof(buf)), "forced");
 }
 
 static void test_existing_file(void **state)
@@ -462,6 +512,140 @@ static void test_directory_at_name(void **state)
 	assert_int_equal(outtarget_dir(&t, path, false, err, sizeof(err)), -1);
 }
 
+/* the file has no name until it is complete: a SIGKILL while it is written leaves nothing;
+ * where the file system has no O_TMPFILE, a named temporary file, removed on failure */
+static void test_unnamed_until_complete(void **state)
+{
+	char path[128], buf[64], err[512];
+	struct outtarget t;
+	struct outfile o;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	snprintf(path, sizeof(path), "%s/x.raw", dir);
+	assert_int_equal(outtarget_file(&t, path, false, err, sizeof(err)), 0);
+	assert_int_equal(outfile_create(&o, &t, NULL, err, sizeof(err)), 0);
+	assert_true(o.unnamed);
+	fputs("data", o.f);
+	fflush(o.f);
+	assert_string_equal(listing(dir), "");
+	assert_int_equal(outfile_commit(&o, err, sizeof(err)), 0);
+	assert_string_equal(listing(dir), "x.raw");
+	assert_string_equal(slurp(path, buf, sizeof(buf)), "data");
+	unlink(path);
+	/* killed while writing */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		if (outfile_create(&o, &t, NULL, err, sizeof(err)))
+			_exit(1);
+		fputs("half", o.f);
+		fflush(o.f);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	assert_string_equal(listing(dir), "");
+	/* without O_TMPFILE: a named temporary while it is written, nothing after a failure */
+	refuse_tmpfile = true;
+	assert_int_equal(outfile_create(&o, &t, NULL, err, sizeof(err)), 0);
+	assert_false(o.unnamed);
+	fputs("named", o.f);
+	assert_non_null(strstr(listing(dir), ".x.raw."));
+	put(path, "other");
+	assert_int_equal(outfile_commit(&o, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "x.raw: appeared while topsprof ran"));
+	assert_string_equal(listing(dir), "x.raw");
+	unlink(path);
+	assert_int_equal(write_out(path, false, "named", err, sizeof(err)), 0);
+	assert_string_equal(slurp(path, buf, sizeof(buf)), "named");
+	assert_int_equal(write_out(path, true, "again", err, sizeof(err)), 0);
+	assert_string_equal(slurp(path, buf, sizeof(buf)), "again");
+	assert_string_equal(listing(dir), "x.raw");
+	outtarget_close(&t);
+}
+
+/* a user without CAP_DAC_READ_SEARCH: the nameless file linked with AT_EMPTY_PATH where the
+ * kernel lets its opener do so (6.10 on), else through /proc */
+static void test_unnamed_not_root(void **state)
+{
+	char path[128], buf[64], err[512];
+	struct stat st;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid()) {
+		fprintf(stderr, "SKIPPED: needs root to become another user\n");
+		skip();
+	}
+	assert_int_equal(chmod(dir, 0777), 0);
+	for (int old_kernel = 0; old_kernel < 2; old_kernel++) {
+		snprintf(path, sizeof(path), "%s/user%d.csv", dir, old_kernel);
+		refuse_empty_path = old_kernel;
+		pid = fork();
+		assert_true(pid >= 0);
+		if (!pid) {
+			if (setgid(65534) || setuid(65534))
+				_exit(2);
+			_exit(write_out(path, false, "mine", err, sizeof(err)) ? 1 : 0);
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status));
+		assert_int_equal(WEXITSTATUS(status), 0);
+		assert_int_equal(lstat(path, &st), 0);
+		assert_int_equal(st.st_uid, 65534);
+		assert_string_equal(slurp(path, buf, sizeof(buf)), "mine");
+	}
+	/* root on such a kernel: AT_EMPTY_PATH refused all the same, /proc works */
+	snprintf(path, sizeof(path), "%s/root.csv", dir);
+	assert_int_equal(write_out(path, false, "root", err, sizeof(err)), 0);
+	assert_string_equal(slurp(path, buf, sizeof(buf)), "root");
+	assert_string_equal(listing(dir), "root.csv user0.csv user1.csv");
+}
+
+/* a directory another user can change is said: they can replace the file once written */
+static void test_exposed(void **state)
+{
+	char sub[96], path[160], want[256], msg[512];
+	struct outtarget t;
+
+	(void)state;
+	snprintf(sub, sizeof(sub), "%s/out", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	snprintf(path, sizeof(path), "%s/x.csv", sub);
+	assert_int_equal(outtarget_file(&t, path, false, msg, sizeof(msg)), 0);
+	assert_int_equal(outtarget_exposed(&t, msg, sizeof(msg)), 0);
+	assert_int_equal(chmod(sub, 0777), 0);
+	assert_int_equal(outtarget_exposed(&t, msg, sizeof(msg)), 1);
+	snprintf(want, sizeof(want),
+		 "%s is writable by others: they can replace the file once written", sub);
+	assert_string_equal(msg, want);
+	/* the sticky bit: only the owner of a file may rename it */
+	assert_int_equal(chmod(sub, 01777), 0);
+	assert_int_equal(outtarget_exposed(&t, msg, sizeof(msg)), 0);
+	assert_int_equal(chmod(sub, 0775), 0);
+	assert_int_equal(outtarget_exposed(&t, msg, sizeof(msg)), 1);
+	assert_non_null(strstr(msg, " is writable by group "));
+	if (!geteuid()) {
+		assert_int_equal(chmod(sub, 0755), 0);
+		assert_int_equal(chown(sub, 65534, 65534), 0);
+		assert_int_equal(outtarget_exposed(&t, msg, sizeof(msg)), 1);
+		assert_non_null(strstr(msg, " is writable by user "));
+	}
+	outtarget_close(&t);
+	/* a directory that is the output: named itself */
+	assert_int_equal(outtarget_dir(&t, sub, false, msg, sizeof(msg)), 0);
+	assert_int_equal(chmod(sub, 0777), 0);
+	if (!geteuid())
+		assert_int_equal(chown(sub, 0, 0), 0);
+	assert_int_equal(outtarget_exposed(&t, msg, sizeof(msg)), 1);
+	assert_string_equal(msg, want);
+	outtarget_close(&t);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -475,6 +659,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_directory_opened_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nothing_left_behind, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_directory_at_name, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unnamed_until_complete, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_unnamed_not_root, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_exposed, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("outfile", tests, NULL, NULL);
