@@ -909,7 +909,66 @@ static void write_exports(const struct cli *cli, const struct model *m,
 	}
 }
 
-/* output names expanded (%p, %h, %q{ENV}) and checked before anything runs */
+static void close_outputs(struct outputs *o)
+{
+	outtarget_close(&o->csv);
+	outtarget_close(&o->chrome);
+	outtarget_close(&o->profile);
+	outtarget_close(&o->vpd_dir);
+	outtarget_close(&o->raw);
+	outtarget_close(&o->folded);
+	outtarget_close(&o->dump);
+}
+
+/* running as root, an output in a directory another user can change: said once, as they can
+ * replace the file once it is written (topsprof's own writes never follow their links) */
+static void warn_exposed(const char *opt, const struct outtarget *t)
+{
+	char msg[PATH_MAX + 256];
+
+	if (!geteuid() && outtarget_exposed(t, msg, sizeof(msg)) > 0)
+		pr_warn("--%s: %s", opt, msg);
+}
+
+/* --debug-dump: the raw state of the run and what topsprof did, in the current directory, for a
+ * bug report: topsprof-debug-PID.{raw,txt}; when either name is taken (a file, a link, a
+ * directory: anyone may put one there) and --force-overwrite is not given,
+ * topsprof-debug-PID-RANDOM.{raw,txt}, so nobody can keep root's run from starting */
+static int prepare_debug_dump(const struct cli *cli, struct outputs *o)
+{
+	bool force = cli->given[OPT_FORCE_OVERWRITE], raw = !cli->given[OPT_EXPORT_RAWDATA];
+	char err[PATH_MAX + 256], path[PATH_MAX], suffix[24] = "";
+
+	for (int tries = 0;; tries++) {
+		int k, e;
+
+		for (k = raw ? 0 : 1; k < 2; k++) {
+			snprintf(path, sizeof(path), "topsprof-debug-%d%s.%s", (int)getpid(),
+				 suffix, k ? "txt" : "raw");
+			if (outtarget_file(k ? &o->dump : &o->raw, path, force, err, sizeof(err)))
+				break;
+		}
+		if (k == 2)
+			break;
+		e = errno;
+		if (k && raw)
+			outtarget_close(&o->raw);
+		if (force || (e != EEXIST && e != EISDIR) || tries == 16) {
+			pr_error("--debug-dump: %s", err);
+			return -1;
+		}
+		snprintf(suffix, sizeof(suffix), "-%016llx", (unsigned long long)outfile_random());
+	}
+	if (suffix[0])
+		pr_debug("--debug-dump: topsprof-debug-%d.%s is taken: writing %s%s%s",
+			 (int)getpid(), raw ? "{raw,txt}" : "txt", raw ? o->raw.path : "",
+			 raw ? " and " : "", o->dump.path);
+	warn_exposed("debug-dump", &o->dump);
+	return 0;
+}
+
+/* output names expanded (%p, %h, %q{ENV}) and checked before anything runs; closed with
+ * close_outputs */
 static int prepare_outputs(const struct cli *cli, struct outputs *o)
 {
 	static const struct {
@@ -947,29 +1006,14 @@ static int prepare_outputs(const struct cli *cli, struct outputs *o)
 			pr_error("--%s: %s", cli_options[outs[i].opt].name, err);
 			goto fail;
 		}
+		warn_exposed(cli_options[outs[i].opt].name, t);
 	}
-	/* --debug-dump: the raw state of the run and what topsprof did, in the current directory,
-	 * for a bug report */
 	if (cli->given[OPT_DEBUG_DUMP] && !cli->given[OPT_IMPORT_PROFILE] &&
-	    !cli->given[OPT_IMPORT_RAWDATA]) {
-		for (int k = 0; k < 2; k++) {
-			struct outtarget *t = k ? &o->dump : &o->raw;
-
-			if (!k && cli->given[OPT_EXPORT_RAWDATA])
-				continue;
-			snprintf(path, sizeof(path), "topsprof-debug-%d.%s", (int)getpid(),
-				 k ? "txt" : "raw");
-			if (outtarget_file(t, path, force, err, sizeof(err))) {
-				pr_error("--debug-dump: %s", err);
-				goto fail;
-			}
-		}
-	}
+	    !cli->given[OPT_IMPORT_RAWDATA] && prepare_debug_dump(cli, o))
+		goto fail;
 	return 0;
 fail:
-	for (size_t i = 0; i < sizeof(outs) / sizeof(outs[0]); i++)
-		outtarget_close((struct outtarget *)((char *)o + outs[i].off));
-	outtarget_close(&o->dump);
+	close_outputs(o);
 	return 1;
 }
 
@@ -1056,7 +1100,7 @@ static void debug_dump(const struct run *r)
 	if (outfile_commit(&o, err, sizeof(err)))
 		pr_warn("--debug-dump: %s", err);
 	else
-		pr_debug("wrote %s and %s", r->outs.dump.path, r->outs.raw.path);
+		pr_debug("--debug-dump: wrote %s and %s", r->outs.dump.path, r->outs.raw.path);
 }
 
 static void report(struct run *r)
@@ -1259,6 +1303,7 @@ out:
 	tracer_close(r.tr);
 	proctree_close(r.pt);
 	model_free(&r.m);
+	close_outputs(&r.outs);
 	return rc;
 }
 
@@ -1290,29 +1335,36 @@ int cmd_import(const struct cli *cli)
 		pr_error("--import-%s: %s: %s",
 			 cli->given[OPT_IMPORT_RAWDATA] ? "rawdata" : "profile", path, err);
 		model_free(&m);
+		close_outputs(&outs);
 		return 2;
 	}
 	if (m.header)
 		out_print_quiet(cli->given[OPT_QUIET], "==%u==%s\n", m.root_pid, m.header);
 	print_outputs(cli, &m, &outs);
 	model_free(&m);
+	close_outputs(&outs);
 	return export_errors ? 1 : 0;
 }
 
 int cmd_merge(const struct cli *cli)
 {
 	char out[PATH_MAX], err[PATH_MAX + 512];
+	struct outtarget t;
 	int n;
 
+	/* the output checked before any member is read */
 	if (outname_expand(cli->text[OPT_VP_MERGE_TO], getpid(), out, sizeof(out), err,
-			   sizeof(err))) {
+			   sizeof(err)) ||
+	    outtarget_file(&t, out, cli->given[OPT_FORCE_OVERWRITE], err, sizeof(err))) {
 		pr_error("--visual-profiler-merge-to: %s", err);
 		return 1;
 	}
-	n = vpd_merge(cli->text[OPT_VP_MERGE_FROM], out, cli->given[OPT_FORCE_OVERWRITE], err,
-		      sizeof(err));
+	warn_exposed("visual-profiler-merge-to", &t);
+	n = vpd_merge(cli->text[OPT_VP_MERGE_FROM], &t, err, sizeof(err));
+	outtarget_close(&t);
 	if (n < 0) {
-		pr_error("--visual-profiler-merge-from: %s", err);
+		pr_error("--visual-profiler-merge-%s: %s", n == VPD_MERGE_OUTPUT ? "to" : "from",
+			 err);
 		return 1;
 	}
 	out_print_quiet(cli->given[OPT_QUIET], "==== Merged %d vpd files into %s\n", n, out);

@@ -14,13 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-
-/* a vpd read into memory is no larger */
-#define VPD_MAX_FILE (1ull << 34)
 
 static const char schema[] =
 	"CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT);"
@@ -466,10 +462,197 @@ static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max)
 	return n;
 }
 
-/* SQLite turns /proc/self/fd/N/name into the directory's path and opens that, which another
- * user could race: this VFS is the default one but keeps such a name as given, so the kernel
- * resolves it through the descriptor */
+/*
+ * The VFS "topsprof-fd": the default one, but for names that start with /proc/self/fd/N.
+ *  - /proc/self/fd/N/name (a file in the private directory a writer gets, outfile.h): SQLite
+ *    would turn it into the directory's path and open that, which another user could race; the
+ *    name is kept as given, so the kernel resolves it through the descriptor.
+ *  - /proc/self/fd/N alone, read-only: a database read through our descriptor N (a dup of it),
+ *    never opened by any name. The file is immutable to SQLite (SQLITE_IOCAP_IMMUTABLE, and
+ *    immutable=1 in the URI): no lock, no journal or WAL looked for beside it. Anything else of
+ *    that name (a journal, a WAL, a write) is refused, and said not to exist.
+ * SQLite's own temporary files (a sort that outgrows its memory) are the default VFS's: a random
+ * name in the temporary directory, created O_EXCL|O_NOFOLLOW and removed at once.
+ */
 static sqlite3_vfs *base_vfs;
+
+struct fd_file {
+	sqlite3_file base;
+	int fd;
+};
+
+/* N of a name /proc/self/fd/N..., with *rest at what follows the digits; -1 if not such a name */
+static int proc_fd(const char *name, const char **rest)
+{
+	long n = 0;
+	const char *p;
+
+	if (!name || strncmp(name, "/proc/self/fd/", 14) || name[14] < '0' || name[14] > '9')
+		return -1;
+	for (p = name + 14; *p >= '0' && *p <= '9' && n < INT_MAX / 10; p++)
+		n = n * 10 + (*p - '0');
+	*rest = p;
+	return *p >= '0' && *p <= '9' ? -1 : (int)n;
+}
+
+static int fd_close(sqlite3_file *f)
+{
+	close(((struct fd_file *)f)->fd);
+	return SQLITE_OK;
+}
+
+static int fd_read(sqlite3_file *f, void *buf, int amt, sqlite3_int64 off)
+{
+	int fd = ((struct fd_file *)f)->fd;
+	size_t got = 0;
+
+	while (got < (size_t)amt) {
+		ssize_t n =
+			pread(fd, (char *)buf + got, (size_t)amt - got, (off_t)off + (off_t)got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return SQLITE_IOERR_READ;
+		if (!n)
+			break;
+		got += (size_t)n;
+	}
+	if (got < (size_t)amt) {
+		/* SQLite wants the rest zeroed */
+		memset((char *)buf + got, 0, (size_t)amt - got);
+		return SQLITE_IOERR_SHORT_READ;
+	}
+	return SQLITE_OK;
+}
+
+static int fd_write(sqlite3_file *f, const void *buf, int amt, sqlite3_int64 off)
+{
+	(void)f, (void)buf, (void)amt, (void)off;
+	return SQLITE_READONLY;
+}
+
+static int fd_truncate(sqlite3_file *f, sqlite3_int64 size)
+{
+	(void)f, (void)size;
+	return SQLITE_READONLY;
+}
+
+static int fd_sync(sqlite3_file *f, int flags)
+{
+	(void)f, (void)flags;
+	return SQLITE_OK;
+}
+
+static int fd_size(sqlite3_file *f, sqlite3_int64 *size)
+{
+	struct stat st;
+
+	if (fstat(((struct fd_file *)f)->fd, &st))
+		return SQLITE_IOERR_FSTAT;
+	*size = st.st_size;
+	return SQLITE_OK;
+}
+
+static int fd_lock(sqlite3_file *f, int level)
+{
+	(void)f, (void)level;
+	return SQLITE_OK;
+}
+
+static int fd_reserved(sqlite3_file *f, int *out)
+{
+	(void)f;
+	*out = 0;
+	return SQLITE_OK;
+}
+
+static int fd_control(sqlite3_file *f, int op, void *arg)
+{
+	(void)f, (void)op, (void)arg;
+	return SQLITE_NOTFOUND;
+}
+
+static int fd_sector(sqlite3_file *f)
+{
+	(void)f;
+	return 4096;
+}
+
+static int fd_caps(sqlite3_file *f)
+{
+	(void)f;
+	return SQLITE_IOCAP_IMMUTABLE;
+}
+
+static const sqlite3_io_methods fd_io = {
+	.iVersion = 1,
+	.xClose = fd_close,
+	.xRead = fd_read,
+	.xWrite = fd_write,
+	.xTruncate = fd_truncate,
+	.xSync = fd_sync,
+	.xFileSize = fd_size,
+	.xLock = fd_lock,
+	.xUnlock = fd_lock,
+	.xCheckReservedLock = fd_reserved,
+	.xFileControl = fd_control,
+	.xSectorSize = fd_sector,
+	.xDeviceCharacteristics = fd_caps,
+};
+
+static int fd_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *f, int flags, int *out)
+{
+	struct fd_file *p = (struct fd_file *)f;
+	const char *rest;
+	struct stat st;
+	int n = proc_fd(name, &rest), fd;
+
+	(void)vfs;
+	if (n < 0 || *rest == '/')
+		return base_vfs->xOpen(base_vfs, name, f, flags, out);
+	f->pMethods = NULL;
+	/* only the database itself, only read */
+	if (*rest || !(flags & SQLITE_OPEN_MAIN_DB) || !(flags & SQLITE_OPEN_READONLY) ||
+	    (flags & (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE)))
+		return SQLITE_CANTOPEN;
+	fd = fcntl(n, F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return SQLITE_CANTOPEN;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return SQLITE_CANTOPEN;
+	}
+	p->fd = fd;
+	f->pMethods = &fd_io;
+	if (out)
+		*out = flags;
+	return SQLITE_OK;
+}
+
+static int fd_access(sqlite3_vfs *vfs, const char *name, int flags, int *res)
+{
+	const char *rest;
+	int n = proc_fd(name, &rest);
+
+	(void)vfs;
+	if (n < 0 || *rest == '/')
+		return base_vfs->xAccess(base_vfs, name, flags, res);
+	/* a journal or WAL of a database read through a descriptor: none, nothing looked up */
+	*res = !*rest && flags != SQLITE_ACCESS_READWRITE;
+	return SQLITE_OK;
+}
+
+static int fd_delete(sqlite3_vfs *vfs, const char *name, int sync)
+{
+	const char *rest;
+	int n = proc_fd(name, &rest);
+
+	(void)vfs;
+	if (n < 0 || *rest == '/')
+		return base_vfs->xDelete(base_vfs, name, sync);
+	return SQLITE_IOERR_DELETE_NOENT;
+}
 
 static int fd_full_pathname(sqlite3_vfs *vfs, const char *name, int n, char *out)
 {
@@ -496,12 +679,23 @@ static const char *fd_vfs(void)
 	vfs = *base_vfs;
 	vfs.pNext = NULL;
 	vfs.zName = "topsprof-fd";
+	if (vfs.szOsFile < (int)sizeof(struct fd_file))
+		vfs.szOsFile = (int)sizeof(struct fd_file);
+	vfs.xOpen = fd_open;
+	vfs.xAccess = fd_access;
+	vfs.xDelete = fd_delete;
 	vfs.xFullPathname = fd_full_pathname;
 	if (sqlite3_vfs_register(&vfs, 0) != SQLITE_OK) {
 		vfs.zName = NULL;
 		return NULL;
 	}
 	return vfs.zName;
+}
+
+/* the URI SQLite reads the database of fd by, read-only, through topsprof-fd */
+static void fd_uri(char *out, size_t len, int fd)
+{
+	snprintf(out, len, "file:/proc/self/fd/%d?mode=ro&immutable=1&vfs=topsprof-fd", fd);
 }
 
 /* a new database for name in t's directory, written in a private directory (outfile.h) */
@@ -513,10 +707,12 @@ static int db_create(struct outfile *o, struct writer *w, const struct outtarget
 	if (outfile_create_private(o, t, name, w->err, w->errlen))
 		return -1;
 	vfs = fd_vfs();
-	if (!vfs || sqlite3_open_v2(o->db, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
+	/* URIs: a merge attaches its members by one (fd_uri) */
+	if (!vfs || sqlite3_open_v2(o->db, &w->db,
+				    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI,
 				    vfs) != SQLITE_OK) {
-		snprintf(w->err, w->errlen, "%s: %s", o->path,
-			 w->db ? sqlite3_errmsg(w->db) : "cannot open");
+		named_errf(w->err, w->errlen, o->path, ": %s",
+			   w->db ? sqlite3_errmsg(w->db) : "cannot open");
 		sqlite3_close(w->db);
 		w->db = NULL;
 		outfile_abort(o);
@@ -538,7 +734,7 @@ static int db_commit(struct outfile *o, struct writer *w)
 		char reason[512];
 
 		snprintf(reason, sizeof(reason), "%s", w->err);
-		snprintf(w->err, w->errlen, "%s: %s", o->path, reason);
+		named_errf(w->err, w->errlen, o->path, ": %s", reason);
 		outfile_abort(o);
 		return -1;
 	}
@@ -590,79 +786,131 @@ static const char *const merge_tables[] = {
 	"dev", "memcpy", "stack", "kernel_entry", "counter", NULL,
 };
 
-/* the first of tables that schema of db lacks, or NULL */
-static const char *missing_table(sqlite3 *db, const char *schema, const char *const *tables)
+/* the first of tables that schema of db lacks in *missing, NULL when it has them all; -1 when
+ * the schema cannot be read (SQLite's reason in db) */
+static int find_missing(sqlite3 *db, const char *schema, const char *const *tables,
+			const char **missing)
 {
-	const char *missing = NULL;
 	sqlite3_stmt *st = NULL;
 	char *sql = sqlite3_mprintf("SELECT 1 FROM %Q.sqlite_master WHERE type = 'table' AND"
 				    " name = ?",
 				    schema);
+	int rc = 0, s;
 
+	*missing = NULL;
 	if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
 		sqlite3_free(sql);
-		return tables[0];
+		return -1;
 	}
-	for (; *tables && !missing; tables++) {
+	for (; *tables && !*missing && !rc; tables++) {
 		sqlite3_bind_text(st, 1, *tables, -1, SQLITE_STATIC);
-		if (sqlite3_step(st) != SQLITE_ROW)
-			missing = *tables;
+		s = sqlite3_step(st);
+		if (s == SQLITE_DONE)
+			*missing = *tables;
+		else if (s != SQLITE_ROW)
+			rc = -1;
 		sqlite3_reset(st);
 	}
 	sqlite3_finalize(st);
 	sqlite3_free(sql);
-	return missing;
+	return rc;
+}
+
+/* whether schema of db is a topsprof vpd an import reads (merge: one a merge takes); 0, or -1
+ * with the reason in why. The one check of a vpd, for an import and a merge's member alike.
+ * Tables are looked for before anything is read from them: a view of that name is not one */
+static int check_vpd(sqlite3 *db, const char *schema, bool merge, char *why, size_t whylen)
+{
+	static const char *const meta_table[] = { "meta", NULL };
+	sqlite3_stmt *st = NULL;
+	const char *missing;
+	char *sql = NULL;
+	bool ours = false;
+	long version = 0;
+
+	if (find_missing(db, schema, meta_table, &missing)) {
+		snprintf(why, whylen, "a damaged SQLite file: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (!missing)
+		sql = sqlite3_mprintf("SELECT (SELECT value FROM %Q.meta WHERE key='format'),"
+				      " (SELECT value FROM %Q.meta WHERE key='version')",
+				      schema, schema);
+	if (sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK &&
+	    sqlite3_step(st) == SQLITE_ROW) {
+		const char *f = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+
+		version = v ? atol(v) : 0;
+		/* version 1 had no stacks nor counters: read as it is */
+		ours = f && !strcmp(f, VPD_FORMAT) && version >= 1 && version <= VPD_VERSION;
+		if (f && !strcmp(f, VPD_FORMAT) && !ours)
+			snprintf(why, whylen, "vpd version %s, this topsprof reads 1 to %d",
+				 v ? v : "?", VPD_VERSION);
+		else if (!ours)
+			snprintf(why, whylen, "an SQLite file, but not a topsprof vpd");
+	} else {
+		snprintf(why, whylen, "an SQLite file, but not a topsprof vpd");
+	}
+	sqlite3_finalize(st);
+	sqlite3_free(sql);
+	if (!ours)
+		return -1;
+	if (find_missing(db, schema, import_tables, &missing) ||
+	    (!missing && merge && version == VPD_VERSION &&
+	     find_missing(db, schema, merge_tables, &missing))) {
+		snprintf(why, whylen, "a damaged SQLite file: %s", sqlite3_errmsg(db));
+		return -1;
+	}
+	if (missing) {
+		snprintf(why, whylen, "not a topsprof vpd file (no table %s)", missing);
+		return -1;
+	}
+	if (merge && version != VPD_VERSION) {
+		snprintf(why, whylen,
+			 "vpd version %ld: merging takes version %d files (import it with "
+			 "--import-profile and export it again)",
+			 version, VPD_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+/* whether the file of fd starts as an SQLite database does; else why not in why */
+static bool fd_is_sqlite(int fd, char *why, size_t whylen)
+{
+	unsigned char head[16];
+
+	if (pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
+	    is_sqlite(head, sizeof(head)))
+		return true;
+	snprintf(why, whylen, "not an SQLite (vpd) file");
+	return false;
 }
 
 /*
- * A vpd read into memory, as a read-only database: SQLite never opens it. Given a path (even
- * /proc/self/fd/N, which SQLite resolves back to the file's name) SQLite would open the name
- * again, so the file checked could be swapped for a FIFO it then waits on; it would also look
- * for a journal or WAL beside it, of anyone's making. The data must outlive the database.
+ * The vpd of fd (a regular file, opened once: infile.h) as a read-only database, read through
+ * that descriptor (the VFS above): SQLite opens no file by any name, so the file checked cannot
+ * be swapped for a FIFO, and no journal or WAL of anyone's making is looked for beside it. Only
+ * what is read is in memory: SQLite's page cache, whatever the size of the file.
  */
-static int open_ours(const unsigned char *data, size_t len, sqlite3 **db, char *err, size_t errlen)
+static int open_ours(int fd, sqlite3 **db, char *err, size_t errlen)
 {
-	sqlite3_stmt *st = NULL;
-	const char *missing;
-	bool ours = false;
+	const char *vfs = fd_vfs();
+	char uri[96];
 
 	*db = NULL;
-	if (!is_sqlite(data, len)) {
-		snprintf(err, errlen, "not an SQLite (vpd) file");
+	if (!fd_is_sqlite(fd, err, errlen))
 		return -1;
-	}
-	if (sqlite3_open_v2(":memory:", db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
-	    sqlite3_deserialize(*db, "main", (unsigned char *)data, (sqlite3_int64)len,
-				(sqlite3_int64)len, SQLITE_DESERIALIZE_READONLY) != SQLITE_OK) {
+	fd_uri(uri, sizeof(uri), fd);
+	if (!vfs ||
+	    sqlite3_open_v2(uri, db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, vfs) != SQLITE_OK) {
 		snprintf(err, errlen, "%s", *db ? sqlite3_errmsg(*db) : "out of memory");
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
 	}
-	if (sqlite3_prepare_v2(*db,
-			       "SELECT (SELECT value FROM meta WHERE key='format'),"
-			       " (SELECT value FROM meta WHERE key='version')",
-			       -1, &st, NULL) == SQLITE_OK &&
-	    sqlite3_step(st) == SQLITE_ROW) {
-		const char *f = (const char *)sqlite3_column_text(st, 0);
-		const char *v = (const char *)sqlite3_column_text(st, 1);
-
-		/* version 1 had no stacks nor counters: read as it is */
-		ours = f && !strcmp(f, VPD_FORMAT) && v && atoi(v) >= 1 && atoi(v) <= VPD_VERSION;
-		if (f && !strcmp(f, VPD_FORMAT) && !ours)
-			snprintf(err, errlen, "vpd version %s, this topsprof reads 1 to %d",
-				 v ? v : "?", VPD_VERSION);
-		else if (!ours)
-			snprintf(err, errlen, "an SQLite file, but not a topsprof vpd");
-	} else {
-		snprintf(err, errlen, "an SQLite file, but not a topsprof vpd");
-	}
-	sqlite3_finalize(st);
-	if (ours && (missing = missing_table(*db, "main", import_tables))) {
-		snprintf(err, errlen, "not a topsprof vpd file (no table %s)", missing);
-		ours = false;
-	}
-	if (!ours) {
+	if (check_vpd(*db, "main", false, err, errlen)) {
 		sqlite3_close(*db);
 		*db = NULL;
 		return -1;
@@ -1005,15 +1253,14 @@ static int import_cpu(sqlite3 *db, struct model *m)
 	return rc;
 }
 
-/* a vpd's data into a model */
-static int import_data(const unsigned char *data, size_t len, struct model *m, char *err,
-		       size_t errlen)
+/* the vpd of fd into a model */
+static int import_fd(int fd, struct model *m, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *st = NULL;
 	int rc = 0;
 
-	if (open_ours(data, len, &db, err, errlen))
+	if (open_ours(fd, &db, err, errlen))
 		return -1;
 	m->root_pid = (uint32_t)meta_int(db, "root_pid");
 	m->span_start_ns = (uint64_t)meta_int(db, "span_start_timestamp");
@@ -1073,14 +1320,12 @@ static int import_data(const unsigned char *data, size_t len, struct model *m, c
 
 int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
 {
-	unsigned char *data;
-	size_t len;
-	int rc;
+	int fd = infile_open(path, NULL, err, errlen), rc;
 
-	if (infile_read(path, VPD_MAX_FILE, &data, &len, err, errlen))
+	if (fd < 0)
 		return -1;
-	rc = import_data(data, len, m, err, errlen);
-	free(data);
+	rc = import_fd(fd, m, err, errlen);
+	close(fd);
 	return rc;
 }
 
@@ -1088,21 +1333,23 @@ int vpd_import_profile(const char *path, struct model *m, char *err, size_t errl
 {
 	unsigned char head[16], *data;
 	size_t len;
-	bool vpd;
 	int fd, rc;
 
 	/* opened once, told apart by its first bytes, read through the same descriptor */
 	fd = infile_open(path, NULL, err, errlen);
 	if (fd < 0)
 		return -1;
-	vpd = pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
-	      is_sqlite(head, sizeof(head));
-	rc = infile_read_fd(fd, vpd ? VPD_MAX_FILE : STORE_MAX_FILE, &data, &len, err, errlen);
+	if (pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
+	    is_sqlite(head, sizeof(head))) {
+		rc = import_fd(fd, m, err, errlen);
+		close(fd);
+		return rc;
+	}
+	rc = infile_read_fd(fd, STORE_MAX_FILE, &data, &len, err, errlen);
 	close(fd);
 	if (rc)
 		return -1;
-	rc = vpd ? import_data(data, len, m, err, errlen)
-		 : store_parse_profile(data, len, m, err, errlen);
+	rc = store_parse_profile(data, len, m, err, errlen);
 	free(data);
 	return rc;
 }
@@ -1154,32 +1401,44 @@ static int64_t max_id(sqlite3 *db, const char *table)
 	return v;
 }
 
-/* one vpd, read through fd, into the merged one: deserialized as schema src (SQLite never opens
- * it, see open_ours), copied with its ids moved past the rows already there; 0, or -1 with the
- * reason in w->err */
-static int merge_one(struct writer *w, int fd)
+/* whether the last error of the writer's database is about the output (a full disk, a write
+ * that failed), not about the member read */
+static bool output_error(sqlite3 *db)
 {
-	char sql[sizeof(merge_sql) + 256], *q;
+	int e = sqlite3_extended_errcode(db);
+
+	return (e & 0xff) == SQLITE_FULL || (e & 0xff) == SQLITE_READONLY ||
+	       e == SQLITE_IOERR_WRITE || e == SQLITE_IOERR_FSYNC || e == SQLITE_IOERR_TRUNCATE ||
+	       e == SQLITE_IOERR_NOMEM || (e & 0xff) == SQLITE_NOMEM;
+}
+
+/* one member, opened once as fd (infile.h): attached as schema src through the descriptor (the
+ * VFS above: SQLite opens nothing by name), checked, and copied with its ids moved past the rows
+ * already there; what was checked is what is merged. 0, or -1 with the reason in why and
+ * *output set when it was about the output */
+static int merge_one(struct writer *w, int fd, char *why, size_t whylen, bool *output)
+{
+	char sql[sizeof(merge_sql) + 256], uri[96], *q, *attach;
 	int64_t p = max_id(w->db, "process"), d = max_id(w->db, "dev"),
 		a = max_id(w->db, "api_call"), g = max_id(w->db, "gcu_op");
 	const char *s;
-	unsigned char *data;
-	size_t len;
-	bool attached;
+	int rc;
 
-	if (w->rc)
-		return w->rc;
-	if (infile_read_fd(fd, VPD_MAX_FILE, &data, &len, w->err, w->errlen)) {
-		w->rc = -1;
-		return w->rc;
+	*output = false;
+	if (!fd_is_sqlite(fd, why, whylen))
+		return -1;
+	fd_uri(uri, sizeof(uri), fd);
+	attach = sqlite3_mprintf("ATTACH %Q AS src", uri);
+	if (!attach || sqlite3_exec(w->db, attach, NULL, NULL, NULL) != SQLITE_OK) {
+		snprintf(why, whylen, "%s", attach ? sqlite3_errmsg(w->db) : "out of memory");
+		sqlite3_free(attach);
+		return -1;
 	}
-	exec(w, "ATTACH ':memory:' AS src");
-	attached = !w->rc;
-	if (!w->rc &&
-	    sqlite3_deserialize(w->db, "src", data, (sqlite3_int64)len, (sqlite3_int64)len,
-				SQLITE_DESERIALIZE_READONLY) != SQLITE_OK)
-		fail_db(w, "reading it");
-	exec(w, "BEGIN");
+	sqlite3_free(attach);
+	if (check_vpd(w->db, "src", true, why, whylen)) {
+		sqlite3_exec(w->db, "DETACH src", NULL, NULL, NULL);
+		return -1;
+	}
 	/* the offsets, put where the statements name them */
 	q = sql;
 	for (s = merge_sql; *s && q < sql + sizeof(sql) - 32; s++) {
@@ -1193,73 +1452,36 @@ static int merge_one(struct writer *w, int fd)
 		}
 	}
 	*q = '\0';
-	exec(w, sql);
-	exec(w, "COMMIT");
+	rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(w->db, sql, NULL, NULL, NULL);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
+	if (rc != SQLITE_OK) {
+		*output = output_error(w->db);
+		snprintf(why, whylen, "%s", sqlite3_errmsg(w->db));
+	}
 	if (!sqlite3_get_autocommit(w->db))
 		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
-	/* the data are SQLite's until src is detached: kept (not freed) if it cannot be */
-	if (attached && sqlite3_exec(w->db, "DETACH src", NULL, NULL, NULL) != SQLITE_OK)
-		fail_db(w, "sqlite");
-	else
-		free(data);
-	return w->rc;
+	if (sqlite3_exec(w->db, "DETACH src", NULL, NULL, NULL) != SQLITE_OK && rc == SQLITE_OK) {
+		snprintf(why, whylen, "%s", sqlite3_errmsg(w->db));
+		rc = SQLITE_ERROR;
+	}
+	return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* err = "DIR/NAME: why", the path cut in its middle when too long, never the reason */
 static void member_err(char *err, size_t errlen, const char *dir, const char *name, const char *why)
 {
-	char *path = NULL, reason[512];
+	char *path = NULL;
 
-	/* why may be err itself */
-	snprintf(reason, sizeof(reason), "%s", why);
 	if (asprintf(&path, "%s/%s", dir, name) < 0)
 		path = NULL;
-	named_errf(err, errlen, path ? path : name, ": %s", reason);
+	named_errf(err, errlen, path ? path : name, ": %s", why);
 	free(path);
 }
 
-/* a member of the merge read through fd, checked as an import checks it, and for what a merge
- * needs; 0, or -1 with the reason in why */
-static int check_member(int fd, char *why, size_t whylen)
-{
-	unsigned char *data;
-	const char *missing;
-	sqlite3 *db;
-	size_t len;
-	int rc = -1;
-
-	if (infile_read_fd(fd, VPD_MAX_FILE, &data, &len, why, whylen))
-		return -1;
-	if (!open_ours(data, len, &db, why, whylen)) {
-		int64_t version = meta_int(db, "version");
-
-		if (version != VPD_VERSION)
-			snprintf(why, whylen,
-				 "vpd version %lld: merging takes version %d files (import it with "
-				 "--import-profile and export it again)",
-				 (long long)version, VPD_VERSION);
-		else if ((missing = missing_table(db, "main", merge_tables)))
-			snprintf(why, whylen, "not a topsprof vpd file (no table %s)", missing);
-		else
-			rc = 0;
-		sqlite3_close(db);
-	}
-	free(data);
-	return rc;
-}
-
-/* one descriptor per member is held from its check to its merge: room for them all */
-static void fd_room(size_t n)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) || rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= n + 64)
-		return;
-	rl.rlim_cur = rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= n + 64 ? n + 64 : rl.rlim_max;
-	setrlimit(RLIMIT_NOFILE, &rl);
-}
-
-int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t errlen)
+int vpd_merge(const char *dir, const struct outtarget *out, char *err, size_t errlen)
 {
 	/* the directory opened once (a FIFO of that name is not waited on), its members opened in
 	 * it by name (infile.h): never a path built again, however long */
@@ -1267,11 +1489,10 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 	DIR *dp = dfd >= 0 ? fdopendir(dfd) : NULL;
 	struct dirent *de;
 	char **names = NULL, why[512];
-	int *fds = NULL;
 	size_t n = 0, cap = 0;
-	struct outtarget t;
 	struct outfile o;
 	struct writer w = { NULL, err, errlen, 0 };
+	bool member_failed = false;
 	int rc = -1;
 
 	if (!dp) {
@@ -1302,24 +1523,10 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		goto out;
 	}
 	qsort(names, n, sizeof(*names), cmp_names);
-	fds = malloc(n * sizeof(*fds));
-	if (!fds)
-		goto oom;
-	for (size_t i = 0; i < n; i++)
-		fds[i] = -1;
-	fd_room(n);
-	/* every input is checked before anything is written; an error names the member */
-	for (size_t i = 0; i < n; i++) {
-		fds[i] = infile_openat(dirfd(dp), names[i], NULL, why, sizeof(why));
-		if (fds[i] < 0 || check_member(fds[i], why, sizeof(why))) {
-			member_err(err, errlen, dir, names[i], why);
-			goto out;
-		}
-	}
-	if (outtarget_file(&t, out, force, err, errlen))
-		goto out;
-	if (db_create(&o, &w, &t, NULL)) {
-		outtarget_close(&t);
+	/* the output is a temporary until every member is in: a member that fails, however late,
+	 * leaves nothing */
+	if (db_create(&o, &w, out, NULL)) {
+		rc = VPD_MERGE_OUTPUT;
 		goto out;
 	}
 	exec(&w, schema);
@@ -1334,9 +1541,30 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		sqlite3_free(m);
 	}
 	exec(&w, "COMMIT");
-	for (size_t i = 0; i < n && !w.rc; i++)
-		if (merge_one(&w, fds[i]))
-			member_err(err, errlen, dir, names[i], err);
+	/* each member opened, checked and merged once, one at a time; an error names it */
+	for (size_t i = 0; i < n && !w.rc; i++) {
+		bool output = false;
+		int fd = infile_openat(dirfd(dp), names[i], NULL, why, sizeof(why));
+
+		if (fd < 0 || merge_one(&w, fd, why, sizeof(why), &output)) {
+			if (output) { /* said with the output's name, below */
+				snprintf(err, errlen, "%s", why);
+				w.rc = -1;
+			} else {
+				member_err(err, errlen, dir, names[i], why);
+				member_failed = true;
+			}
+		}
+		if (fd >= 0)
+			close(fd);
+		if (member_failed)
+			break;
+	}
+	if (member_failed) {
+		sqlite3_close(w.db);
+		outfile_abort(&o);
+		goto out;
+	}
 	/* the merged span, and the first process as the one reports are named after */
 	exec(&w, "INSERT INTO meta SELECT 'root_pid', pid FROM process ORDER BY id LIMIT 1;"
 		 "INSERT INTO meta SELECT 'span_start_timestamp', MIN(t) FROM (SELECT"
@@ -1345,21 +1573,15 @@ int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t er
 		 "INSERT INTO meta SELECT 'span_end_timestamp', MAX(t) FROM (SELECT"
 		 " MAX(end_timestamp) t FROM gcu_op UNION ALL SELECT MAX(end_timestamp) FROM"
 		 " api_call);");
-	if (db_commit(&o, &w))
-		w.rc = -1;
-	outtarget_close(&t);
-	rc = w.rc ? -1 : (int)n;
+	/* anything else that failed was the output's: said with its name, nothing left */
+	rc = db_commit(&o, &w) ? VPD_MERGE_OUTPUT : (int)n;
 	goto out;
 oom:
 	named_errf(err, errlen, dir, ": out of memory");
 out:
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		free(names[i]);
-		if (fds && fds[i] >= 0)
-			close(fds[i]);
-	}
 	free(names);
-	free(fds);
 	closedir(dp);
 	return rc;
 }

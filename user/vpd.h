@@ -34,12 +34,17 @@ const char *vpd_rank(void);
  * or -1 with the reason in err */
 int vpd_export(const struct outtarget *dir, const struct model *m, const struct vpd_identity *id,
 	       char *err, size_t errlen);
-/* a vpd back into a model; 0, or -1 with the reason in err (the file not named) */
+/* a vpd back into a model, read through one descriptor (infile.h) by SQLite, which keeps only
+ * its page cache in memory; 0, or -1 with the reason in err (the file not named) */
 int vpd_import(const char *path, struct model *m, char *err, size_t errlen);
 /* --import-profile FILE: a vpd, or a profile file (store.h), told apart by its first bytes; the
  * file is opened once (infile.h) and read through that descriptor */
 int vpd_import_profile(const char *path, struct model *m, char *err, size_t errlen);
-/* every *.vpd of dir into one file; the number of files merged, or -1 */
-int vpd_merge(const char *dir, const char *out, bool force, char *err, size_t errlen);
+/* every *.vpd of dir into the file out (prepared, outfile.h), each member opened, checked and
+ * merged once (infile.h; read through its descriptor, never wholly in memory); the number of
+ * files merged, -1 with "DIR[/MEMBER]: reason" in err (the input), or VPD_MERGE_OUTPUT with
+ * "OUT: reason" (the output: nothing is left of it either way) */
+#define VPD_MERGE_OUTPUT (-2)
+int vpd_merge(const char *dir, const struct outtarget *out, char *err, size_t errlen);
 
 #endif

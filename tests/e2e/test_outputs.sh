@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Every file topsprof writes is created safely: symlinks planted at --debug-dump's names or at a
-# vpd's name are never followed, existing files kept without --force-overwrite, every output's
-# directory checked before the application starts, a full disk named, the umask followed.
+# vpd's name are never followed (nor do they keep the run from starting: the dump goes under
+# another name), existing files kept without --force-overwrite, every output's directory checked
+# before the application starts, a full disk named, the umask followed, nothing left by a
+# SIGKILL, an output directory another user can change said.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 RT=$OUTPUT/sim/lib/libtopsrt.so.1
@@ -59,29 +61,47 @@ finish_known_pid() {
 }
 
 # --- --debug-dump: symlinks planted at the names of the next pid --------------------------------
+# the run goes on, the dump under topsprof-debug-PID-RANDOM.{raw,txt}, the planted names and
+# what they point at untouched; the "wrote" debug line names the files
 echo precious >"$TMP/victim"
 mkdir -p "$TMP/dump"
 cd "$TMP/dump" || die "cd"
+# dump_elsewhere: the run went on, its dump beside the planted names, a pair of one random name
+dump_elsewhere() {
+	local txt raw
+	expect_rc 0
+	expect_out "PASSED"
+	expect_err "topsprof: debug: --debug-dump: topsprof-debug-$pid.{raw,txt} is taken: writing"
+	[ "$(cat "$TMP/victim")" = precious ] || die "--debug-dump wrote through a planted symlink"
+	txt=$(ls topsprof-debug-"$pid"-*.txt 2>/dev/null)
+	raw=${txt%.txt}.raw
+	checks=$((checks + 1))
+	[ -n "$txt" ] && [ -f "$txt" ] && [ ! -L "$txt" ] && grep -q "^runtime: " "$txt" &&
+		[ -f "$raw" ] && [ ! -L "$raw" ] || die "the dump under another name: $(ls -lA)"
+	expect_err "topsprof: debug: --debug-dump: wrote $txt and $raw"
+	[ -z "$(ls -A | grep '\.tmp$')" ] || die "left behind: $(ls -A)"
+}
 start_known_pid "$TOPSPROF" --debug-dump --print-app-log "$BIN/simpleElemwiseAdd"
 ln -s "$TMP/victim" "topsprof-debug-$pid.txt"
 ln -s "$TMP/victim" "topsprof-debug-$pid.raw"
 finish_known_pid
-expect_rc 1
-expect_err "--debug-dump: topsprof-debug-$pid.raw: exists (use --force-overwrite to replace it)"
-expect_one_error
-expect_not_started
-[ "$(cat "$TMP/victim")" = precious ] || die "--debug-dump wrote through a planted symlink"
-# only the text's name planted: found before the run too
+dump_elsewhere
+[ -L "topsprof-debug-$pid.txt" ] && [ -L "topsprof-debug-$pid.raw" ] || die "the links: $(ls -lA)"
+# only the text's name planted: both files go under the other name, as a pair
 rm -f topsprof-debug-*
 start_known_pid "$TOPSPROF" --debug-dump --print-app-log "$BIN/simpleElemwiseAdd"
 ln -s "$TMP/victim" "topsprof-debug-$pid.txt"
 finish_known_pid
-expect_rc 1
-expect_err "--debug-dump: topsprof-debug-$pid.txt: exists"
-expect_not_started
-[ "$(cat "$TMP/victim")" = precious ] || die "--debug-dump wrote through a planted symlink"
+dump_elsewhere
+[ ! -e "topsprof-debug-$pid.raw" ] || die "the raw data under the plain name: $(ls -lA)"
+# a directory at the name: the same
+rm -rf topsprof-debug-*
+start_known_pid "$TOPSPROF" --debug-dump --print-app-log "$BIN/simpleElemwiseAdd"
+mkdir "topsprof-debug-$pid.raw"
+finish_known_pid
+dump_elsewhere
 # with --force-overwrite the links themselves are replaced, their target untouched
-rm -f topsprof-debug-*
+rm -rf topsprof-debug-*
 start_known_pid "$TOPSPROF" --force-overwrite --debug-dump --quiet "$BIN/simpleElemwiseAdd"
 ln -s "$TMP/victim" "topsprof-debug-$pid.txt"
 ln -s "$TMP/victim" "topsprof-debug-$pid.raw"
@@ -91,16 +111,18 @@ expect_rc 0
 [ -f "topsprof-debug-$pid.txt" ] && [ ! -L "topsprof-debug-$pid.txt" ] &&
 	grep -q "^runtime: " "topsprof-debug-$pid.txt" || die "the dump text: $(ls -l)"
 [ ! -L "topsprof-debug-$pid.raw" ] || die "the dump's raw data"
-# an existing dump is kept without --force-overwrite
+# an existing dump is kept without --force-overwrite, the new one written beside it
 rm -f topsprof-debug-*
 start_known_pid "$TOPSPROF" --debug-dump --print-app-log "$BIN/simpleElemwiseAdd"
 echo keep >"topsprof-debug-$pid.txt"
 finish_known_pid
-expect_rc 1
-expect_err "topsprof-debug-$pid.txt: exists (use --force-overwrite to replace it)"
-expect_not_started
+dump_elsewhere
 [ "$(cat "topsprof-debug-$pid.txt")" = keep ] || die "an existing dump was replaced"
-[ "$(ls -A)" = "topsprof-debug-$pid.txt" ] || die "left behind: $(ls -A)"
+# nothing taken: the plain names
+rm -f topsprof-debug-*
+run "$TOPSPROF" --debug-dump --quiet "$BIN/simpleElemwiseAdd"
+expect_rc 0
+[ "$(ls -A | grep -c '^topsprof-debug-[0-9]*\.\(raw\|txt\)$')" = 2 ] || die "the plain names: $(ls -A)"
 cd "$TMP" || die "cd"
 
 # --- every output's directory checked before the application starts ----------------------------
@@ -128,6 +150,7 @@ out=$(cat "$TMP/out") err=$(cat "$TMP/err")
 expect_rc 1
 expect_err "--debug-dump: topsprof-debug-"
 expect_err ": Read-only file system"
+[ "$(grep -c "topsprof: error:" <<<"$err")" = 1 ] || die "one error: $err"
 expect_one_error
 expect_not_started
 # an import writes its exports as well: checked before the profile is read
@@ -211,11 +234,15 @@ expect_rc 0
 [ ! -L "$TMP/vpdrace/$(hostname)-$pid.vpd" ] &&
 	[ "$(sqlite3 "$TMP/vpdrace/$(hostname)-$pid.vpd" "SELECT pid FROM process")" = "$pid" ] ||
 	die "the forced vpd: $(ls -lA "$TMP/vpdrace")"
-# the merged file's name: the same
+# the merged file's name: the same; the error is the output's, said before a member is read
 ln -s "$TMP/victim" "$TMP/merged.vpd"
 run "$TOPSPROF" --visual-profiler-merge-from "$TMP/mode/vpd" --visual-profiler-merge-to "$TMP/merged.vpd"
 expect_rc 1
-expect_err "merged.vpd: exists"
+expect_err "topsprof: error: --visual-profiler-merge-to: $TMP/merged.vpd: exists"
+expect_one_error
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/nonexistent" --visual-profiler-merge-to "$TMP/merged.vpd"
+expect_rc 1
+expect_err "topsprof: error: --visual-profiler-merge-to: $TMP/merged.vpd: exists"
 [ "$(cat "$TMP/victim")" = precious ] || die "the merge wrote through a symlink"
 run "$TOPSPROF" --force-overwrite --visual-profiler-merge-from "$TMP/mode/vpd" \
 	--visual-profiler-merge-to "$TMP/merged.vpd"
@@ -224,4 +251,43 @@ expect_rc 0
 [ ! -L "$TMP/merged.vpd" ] && [ "$(sqlite3 "$TMP/merged.vpd" "SELECT COUNT(*) FROM process")" = 1 ] ||
 	die "the forced merge"
 [ -z "$(ls -A "$TMP" | grep '^\.topsprof-')" ] || die "private directories left: $(ls -A "$TMP")"
+
+# --- a SIGKILL mid-run leaves no file: the outputs have no name until they are complete ----------
+mkdir "$TMP/kill"
+rm -f "$TMP/pid"
+"$TOPSPROF" --quiet --export-rawdata "$TMP/kill/x.raw" --export-csv "$TMP/kill/x.csv" \
+	--runtime-lib "$RT" sh -c 'echo $$ >"$0/pid"; exec sleep 30' "$TMP" >"$TMP/out" 2>"$TMP/err" &
+bgpid=$!
+while [ ! -s "$TMP/pid" ]; do sleep 0.01; done
+sleep 0.3
+kill -9 "$bgpid"
+wait "$bgpid" 2>/dev/null
+kill "$(cat "$TMP/pid")" 2>/dev/null
+checks=$((checks + 1))
+[ -z "$(ls -A "$TMP/kill")" ] || die "left behind by a SIGKILL: $(ls -A "$TMP/kill")"
+
+# --- an output directory another user can change: said (they could replace the file once
+# written), the run goes on ----------------------------------------------------------------------
+mkdir "$TMP/theirs" "$TMP/open" "$TMP/sticky"
+chown nobody "$TMP/theirs"
+chmod 0777 "$TMP/open"
+chmod 1777 "$TMP/sticky"
+run "$TOPSPROF" --quiet --export-csv "$TMP/theirs/x.csv" "$BIN/simpleElemwiseAdd"
+expect_rc 0
+expect_err "topsprof: warning: --export-csv: $TMP/theirs is writable by user nobody: they can replace the file once written"
+expect_lines err 1
+[ -s "$TMP/theirs/x.csv" ] || die "the CSV in another user's directory"
+run "$TOPSPROF" --quiet --export-visual-profiler "$TMP/open" --export-csv "$TMP/sticky/x.csv" \
+	"$BIN/simpleElemwiseAdd"
+expect_rc 0
+expect_err "topsprof: warning: --export-visual-profiler: $TMP/open is writable by others: they can replace the file once written"
+expect_lines err 1
+[ -s "$TMP/sticky/x.csv" ] && ls "$TMP"/open/*.vpd >/dev/null || die "the outputs: $(ls -lA "$TMP/open" "$TMP/sticky")"
+run "$TOPSPROF" --visual-profiler-merge-from "$TMP/open" --visual-profiler-merge-to "$TMP/theirs/all.vpd"
+expect_rc 0
+expect_err "topsprof: warning: --visual-profiler-merge-to: $TMP/theirs is writable by user nobody"
+(cd "$TMP/open" && "$TOPSPROF" --quiet --debug-dump "$BIN/simpleElemwiseAdd" >"$TMP/out" 2>"$TMP/err")
+rc=$? out=$(cat "$TMP/out") err=$(cat "$TMP/err")
+expect_rc 0
+expect_err "topsprof: warning: --debug-dump: . is writable by others"
 done_ok

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # Visual-profiler files: one per profiled process, the gcu_op/dev contract field tools read,
-# import, merge; a distributed run of 4 ranks under Open MPI's mpirun, and ranks started the way
-# torch.distributed starts them (RANK in the environment), merged into one.
+# import, merge (SQLite reads every vpd through the descriptor topsprof opened: no name opened
+# again, no journal looked for, each member of a merge opened once); a distributed run of 4 ranks
+# under Open MPI's mpirun, and ranks started the way torch.distributed starts them (RANK in the
+# environment), merged into one.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
@@ -66,7 +68,42 @@ expect_out "Merged 3 vpd files"
 	AND g.view_id = 'dev:'||d.id||',user:'||g.process_id")" = 13 ] || die "merged ids"
 run "$TOPSPROF" --visual-profiler-merge-from "$TMP/vpd" --visual-profiler-merge-to "$TMP/all.vpd"
 expect_rc 1
-expect_err "exists"
+expect_err "topsprof: error: --visual-profiler-merge-to: $TMP/all.vpd: exists"
+expect_lines err 1
+
+# --- SQLite opens no vpd by name: the importer's one descriptor is all it reads -------------------
+if command -v strace >/dev/null; then
+	asan_options=${ASAN_OPTIONS:-}
+	calls=open,openat,openat2,creat,access,faccessat,faccessat2,stat,lstat,newfstatat,statx,readlink
+	calls=$calls,readlinkat,unlink,unlinkat,rename,renameat,renameat2,link,linkat,mkdir,mkdirat
+	# (LeakSanitizer cannot run under ptrace: off for an ASan build)
+	export ASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0
+	strace -f -qq -o "$TMP/strace" -e trace=$calls "$TOPSPROF" --quiet --import-profile "$f" ||
+		die "the import under strace"
+	# the file named once (infile.h: O_PATH, then that inode through /proc/self/fd), nothing
+	# beside it (a journal, a WAL) looked for
+	checks=$((checks + 1))
+	[ "$(grep -cF "\"$f" "$TMP/strace")" = 1 ] && grep -qF "openat(AT_FDCWD, \"$f\", O_RDONLY|O_CLOEXEC|O_PATH)" "$TMP/strace" ||
+		die "the import named its file otherwise: $(grep -F "$f" "$TMP/strace")"
+	# once named, nothing opened by any name but /proc/self/fd/N (infile's reopen)
+	checks=$((checks + 1))
+	after=$(sed -n "\|\"$f\"|,\$p" "$TMP/strace" | grep -v "\"$f\"" | grep -E '^[0-9]+ +(open|creat|access|faccess|unlink|rename|link|mkdir)' |
+		grep -vE '"/proc/self/fd/[0-9]+"')
+	[ -z "$after" ] || die "opened by name after the input: $after"
+	# a merge: each member named once, nothing beside it
+	strace -f -qq -o "$TMP/strace" -e trace=$calls "$TOPSPROF" --quiet \
+		--visual-profiler-merge-from "$TMP/vpd" --visual-profiler-merge-to "$TMP/all3.vpd" ||
+		die "the merge under strace"
+	for m in "$TMP"/vpd/*.vpd; do
+		m=${m##*/}
+		checks=$((checks + 1))
+		[ "$(grep -cF "\"$m" "$TMP/strace")" = 1 ] || die "member $m named more than once: $(grep -F "$m" "$TMP/strace")"
+	done
+	[ "$(q "$TMP/all3.vpd" "SELECT COUNT(*) FROM process")" = 3 ] || die "merged under strace"
+	export ASAN_OPTIONS=$asan_options
+else
+	echo "strace is missing: what SQLite opens is not checked"
+fi
 cp "$TMP/foreign.db" "$TMP/vpd/zz.vpd"
 run "$TOPSPROF" --visual-profiler-merge-from "$TMP/vpd" --visual-profiler-merge-to "$TMP/all2.vpd"
 expect_rc 1

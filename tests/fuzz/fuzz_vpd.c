@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* libFuzzer target: a vpd given to --import-profile is hostile input (an SQLite file of anyone's
- * making). The importer opens a path: each input is handed to it as an in-memory file. */
+ * making). The importer opens a path: each input is handed to it as an in-memory file (a memfd,
+ * a regular file to infile.h), which SQLite then reads through the importer's descriptor, as it
+ * reads a file on disk (vpd.c's VFS). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>

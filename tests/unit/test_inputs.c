@@ -15,6 +15,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -180,6 +181,19 @@ static void test_refused(void **state)
 	}
 }
 
+/* a merge of dir into out, prepared as topsprof prepares it (outfile.h); vpd_merge's result */
+static int merge(const char *dir, const char *out, char *err, size_t errlen)
+{
+	struct outtarget t;
+	int rc;
+
+	if (outtarget_file(&t, out, false, err, errlen))
+		return -3;
+	rc = vpd_merge(dir, &t, err, errlen);
+	outtarget_close(&t);
+	return rc;
+}
+
 /* every importer refuses a FIFO at once, with the reason; a merge names its member */
 static void test_importers(void **state)
 {
@@ -205,7 +219,7 @@ static void test_importers(void **state)
 	/* a merge directory: a FIFO among its members is named, and nothing written */
 	assert_int_equal(mkdir(at("merge"), 0700), 0);
 	assert_int_equal(mkfifo(at("merge/rank3.vpd"), 0600), 0);
-	assert_int_equal(vpd_merge(at("merge"), at("out.vpd"), false, err, sizeof(err)), -1);
+	assert_int_equal(merge(at("merge"), at("out.vpd"), err, sizeof(err)), -1);
 	{
 		char want[300];
 
@@ -214,13 +228,72 @@ static void test_importers(void **state)
 		assert_string_equal(err, want);
 	}
 	write_file(at("merge/a.vpd"), "SQLite format 3 but nothing after the header");
-	assert_int_equal(vpd_merge(at("merge"), at("out.vpd"), false, err, sizeof(err)), -1);
+	assert_int_equal(merge(at("merge"), at("out.vpd"), err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "/merge/a.vpd: "));
 	assert_int_equal(access(at("out.vpd"), F_OK), -1);
 	/* the merge directory itself a FIFO */
-	assert_int_equal(vpd_merge(at("fifo"), at("out.vpd"), false, err, sizeof(err)), -1);
+	assert_int_equal(merge(at("fifo"), at("out.vpd"), err, sizeof(err)), -1);
 	assert_non_null(strstr(err, "fifo: Not a directory"));
 	assert_true(now() - t0 < 2.0);
+}
+
+/* a vpd is read by SQLite through the one descriptor topsprof opened: no journal or WAL beside
+ * it is looked at, only SQLite's page cache is in memory (a sparse file of 8 GiB costs
+ * nothing), and a merge reads each member once */
+static void test_vpd_by_descriptor(void **state)
+{
+	struct vpd_identity id = { "h", "", "cmd" };
+	struct outtarget t;
+	struct rusage ru;
+	struct model m;
+	char err[512], buf[64];
+	FILE *f;
+
+	(void)state;
+	assert_int_equal(mkdir(at("vpd"), 0700), 0);
+	assert_int_equal(outtarget_dir(&t, at("vpd"), false, err, sizeof(err)), 0);
+	model_init(&m);
+	m.root_pid = 42;
+	assert_int_equal(vpd_export(&t, &m, &id, err, sizeof(err)), 1);
+	model_free(&m);
+	outtarget_close(&t);
+	/* a hot journal and a WAL of anyone's making beside it: never read, never removed */
+	write_file(at("vpd/h-42.vpd-journal"), "a journal of someone else's making");
+	write_file(at("vpd/h-42.vpd-wal"), "a WAL of someone else's making");
+	model_init(&m);
+	assert_int_equal(vpd_import(at("vpd/h-42.vpd"), &m, err, sizeof(err)), 0);
+	assert_int_equal(m.root_pid, 42);
+	model_free(&m);
+	f = fopen(at("vpd/h-42.vpd-journal"), "r");
+	assert_non_null(f);
+	assert_non_null(fgets(buf, sizeof(buf), f));
+	fclose(f);
+	assert_string_equal(buf, "a journal of someone else's making");
+	/* sparse, 8 GiB: read as its header says, without reading it all */
+	assert_int_equal(truncate(at("vpd/h-42.vpd"), 1ll << 33), 0);
+	model_init(&m);
+	assert_int_equal(vpd_import_profile(at("vpd/h-42.vpd"), &m, err, sizeof(err)), 0);
+	assert_int_equal(m.root_pid, 42);
+	model_free(&m);
+	assert_int_equal(getrusage(RUSAGE_SELF, &ru), 0);
+	assert_true(ru.ru_maxrss < 256 << 10);
+	/* merged with itself under another name: two processes */
+	assert_int_equal(link(at("vpd/h-42.vpd"), at("vpd/h-43.vpd")), 0);
+	assert_int_equal(merge(at("vpd"), at("all.vpd"), err, sizeof(err)), 2);
+	model_init(&m);
+	assert_int_equal(vpd_import(at("all.vpd"), &m, err, sizeof(err)), 0);
+	assert_int_equal(m.root_pid, 42);
+	model_free(&m);
+	/* an output that appeared after it was checked: the output's error */
+	{
+		struct outtarget o;
+
+		assert_int_equal(outtarget_file(&o, at("all2.vpd"), false, err, sizeof(err)), 0);
+		write_file(at("all2.vpd"), "another's");
+		assert_int_equal(vpd_merge(at("vpd"), &o, err, sizeof(err)), VPD_MERGE_OUTPUT);
+		assert_non_null(strstr(err, "all2.vpd: exists"));
+		outtarget_close(&o);
+	}
 }
 
 /* no byte written past errlen: the buffer is followed by guard bytes */
@@ -338,9 +411,8 @@ static void test_named_errf(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_regular_file),
-		cmocka_unit_test(test_refused),
-		cmocka_unit_test(test_importers),
+		cmocka_unit_test(test_regular_file), cmocka_unit_test(test_refused),
+		cmocka_unit_test(test_importers),    cmocka_unit_test(test_vpd_by_descriptor),
 		cmocka_unit_test(test_named_errf),
 	};
 
