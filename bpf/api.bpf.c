@@ -18,8 +18,10 @@ const volatile bool filter_pids = true;
 const volatile bool stats_mode = false;
 const volatile __u32 max_str_bytes = 4096;
 /* api_entry is loaded sleepable (Linux 6.0+): a string in a page the application has not touched
- * yet is faulted in and read; else (false) the calls to sleepable helpers below are dead code the
- * verifier removes, and such a string goes to topsprof as faulted (API_STR_FAULT) */
+ * yet is faulted in and read (never while a ring buffer record is held: see str_piece); else
+ * (false) the calls to sleepable helpers below are dead code the verifier removes, and such a
+ * string goes to topsprof as faulted (API_STR_FAULT). Sleepable, the program may be preempted
+ * by another run of it on the same CPU: per-CPU counters are added to atomically (count_in). */
 const volatile bool sleepable = false;
 
 /* switched by topsprof at run time (--profile-from-start, start/stop) */
@@ -117,8 +119,10 @@ struct str_ctx {
 };
 
 /* Fault in the pages of [p, p + size), two at most (size < 4096), so that the non-faulting
- * string read succeeds: only a sleepable program may. The second page may rightly be unmapped
- * (a string that ends before it); its error is of no matter. */
+ * read succeeds: only a sleepable program may, and never while it holds a ring buffer record (it
+ * may sleep for as long as the mapping's owner wants: a FUSE file, a userfaultfd region; every
+ * record after the held one would wait for it). The second page may rightly be unmapped (a
+ * string that ends before it); its error is of no matter. */
 static __always_inline void fault_in(const char *p, __u32 size)
 {
 	__u64 next = ((__u64)p | 4095) + 1;
@@ -129,8 +133,9 @@ static __always_inline void fault_in(const char *p, __u32 size)
 		bpf_copy_from_user(&b, 1, (const void *)next);
 }
 
-/* a fixed-size read of user memory; a sleepable program faults its pages in when it must (the
- * common, resident case costs what it did) */
+/* a fixed-size read of user memory into memory of the program's own (never a ring buffer
+ * record); a sleepable program faults its pages in when it must (the common, resident case
+ * costs what it did) */
 static __always_inline long read_user(void *dst, __u32 size, const void *src, __u8 *faulted_in)
 {
 	long err = bpf_probe_read_user(dst, size, src);
@@ -146,14 +151,65 @@ static __always_inline long read_user(void *dst, __u32 size, const void *src, __
 /* the verifier must see the bound right where a size is used: an AND the compiler cannot move */
 #define BOUND(v) asm volatile("%[x] &= %[m]" : [x] "+r"(v) : [m] "i"(API_STR_CHUNK - 1))
 
+/* the bytes a piece at c->off may touch: its data, and for a string the byte after the limit
+ * (whether it was cut); under API_STR_CHUNK */
+static __always_inline __u32 piece_span(const struct str_ctx *c)
+{
+	__u32 want = c->limit - c->off;
+
+	if (c->bytes)
+		return want < API_STR_CHUNK - 1 ? want : API_STR_CHUNK - 1;
+	return want < API_STR_CHUNK - 2 ? want + 1 : API_STR_CHUNK - 1;
+}
+
+/* The piece at c->off into e->data, without a page fault (nothing here sleeps): 0 with its
+ * length and where it stands (0, API_STR_END or API_STR_CUT), or -1 when its memory is not
+ * resident. strict: the byte after a string that fills the limit must be read too (else, not
+ * readable, the string is taken as ending there). */
+static __always_inline int read_piece(const struct str_ctx *c, struct tp_str_event *e,
+				      __u32 *len_out, __u8 *last_out, bool strict)
+{
+	__u32 want = c->limit - c->off, len, size = piece_span(c);
+	char next = 0;
+	long n;
+
+	BOUND(size);
+	if (c->bytes) {
+		if (bpf_probe_read_user(e->data, size, c->src + c->off))
+			return -1;
+		*len_out = size;
+		if (size < want)
+			*last_out = 0;
+		else
+			*last_out = c->bytes > c->limit ? 2 : 1;
+		return 0;
+	}
+	/* size leaves room for the terminating NUL that the helper always writes */
+	n = bpf_probe_read_user_str(e->data, size, c->src + c->off);
+	if (n < 0)
+		return -1;
+	len = n > 0 ? (__u32)n - 1 : 0;
+	*len_out = len;
+	if (n == 0 || (__u32)n < size) {
+		*last_out = 1; /* the string ended */
+	} else if (len < want) {
+		*last_out = 0;
+	} else {
+		/* at the limit: truncated if the string goes on */
+		if (bpf_probe_read_user(&next, 1, c->src + c->off + len) && strict)
+			return -1;
+		*last_out = next ? 2 : 1;
+	}
+	return 0;
+}
+
 /* one piece of a string (or byte payload) per iteration, until its end or the limit */
 static long str_piece(__u32 i, struct str_ctx *c)
 {
 	struct tp_str_event *e;
-	__u32 want = c->limit - c->off, len, size;
-	__u8 last;
-	char next = 0;
-	long n;
+	__u64 ts = 0;
+	__u32 len = 0;
+	__u8 last = 0;
 
 	if (c->off >= c->limit)
 		return 1;
@@ -162,50 +218,35 @@ static long str_piece(__u32 i, struct str_ctx *c)
 		count_drop(API_DROP_STR);
 		return 1;
 	}
-	if (c->bytes) {
-		len = want < API_STR_CHUNK - 1 ? want : API_STR_CHUNK - 1;
-		BOUND(len);
-		if (read_user(e->data, len, c->src + c->off, &c->faulted_in))
+	if (read_piece(c, e, &len, &last, sleepable)) {
+		if (!sleepable)
 			goto fault;
-		c->off += len;
-		if (c->off < c->limit)
-			last = 0;
-		else
-			last = c->bytes > c->limit ? 2 : 1;
-	} else {
-		/* room for the terminating NUL that the helper always writes */
-		size = want < API_STR_CHUNK - 2 ? want + 1 : API_STR_CHUNK - 1;
-		BOUND(size);
-		n = bpf_probe_read_user_str(e->data, size, c->src + c->off);
-		if (n < 0 && sleepable) {
-			fault_in(c->src + c->off, size);
-			n = bpf_probe_read_user_str(e->data, size, c->src + c->off);
-			if (n >= 0)
-				c->faulted_in = 1;
+		/* not resident: give the record back before faulting the pages in, which may
+		 * sleep; then take one again and read without faulting. A page evicted meanwhile
+		 * makes it a faulted piece, as without sleepable uprobes. */
+		bpf_ringbuf_discard(e, BPF_RB_NO_WAKEUP);
+		fault_in(c->src + c->off, piece_span(c));
+		e = bpf_ringbuf_reserve(&api_events, sizeof(*e), 0);
+		if (!e) {
+			count_drop(API_DROP_STR);
+			return 1;
 		}
-		if (n < 0)
+		if (read_piece(c, e, &len, &last, false))
 			goto fault;
-		len = n > 0 ? (__u32)n - 1 : 0;
-		c->off += len;
-		if (n == 0 || (__u32)n < size) {
-			last = 1; /* the string ended */
-		} else if (c->off < c->limit) {
-			last = 0;
-		} else {
-			/* at the limit: truncated if the string goes on */
-			read_user(&next, 1, c->src + c->off, &c->faulted_in);
-			last = next ? 2 : 1;
-		}
+		c->faulted_in = 1;
 	}
+	c->off += len;
 	goto send;
 fault:
 	/* no data: where the read failed and what was left, for topsprof to read if it safely can
-	 * (woken at once, while the process still runs) */
+	 * (woken at once, while the process still runs); the time tells topsprof whether a
+	 * process it finds under this pid started after the call */
 	len = 0;
 	last = API_STR_END | API_STR_FAULT;
 	e->fault.addr = (__u64)c->src + c->off;
 	e->fault.want = c->limit - c->off;
 	e->fault.bytes = c->bytes;
+	ts = bpf_ktime_get_ns();
 	count_in(&api_str_counts, API_STR_FAULTED);
 send:
 	/* once a string, at its last piece */
@@ -215,7 +256,7 @@ send:
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.pid = c->tgid;
 	e->hdr.tid = c->tid;
-	e->hdr.ts_ns = 0;
+	e->hdr.ts_ns = ts;
 	e->call_id = c->call_id;
 	e->offset = c->off - len;
 	e->len = (__u16)len;
@@ -259,7 +300,7 @@ static __always_inline void attr_fault(__u64 call_id, __u32 tgid, __u32 tid, con
 	e->hdr.cpu = bpf_get_smp_processor_id();
 	e->hdr.pid = tgid;
 	e->hdr.tid = tid;
-	e->hdr.ts_ns = 0;
+	e->hdr.ts_ns = bpf_ktime_get_ns(); /* see str_piece */
 	e->call_id = call_id;
 	e->offset = 0;
 	e->len = 0;

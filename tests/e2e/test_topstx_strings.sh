@@ -5,7 +5,8 @@
 # probe where the kernel has sleepable uprobes, else read again by topsprof from read-only
 # mappings; one it cannot read safely is counted, warned about and named
 # "[unreadable string at 0x...]", never an empty name. The names are compared with what
-# sim/samples/topstx_cold says it passed.
+# sim/samples/topstx_cold says it passed. A message whose page fault blocks (tests/e2e/topstx_uffd.c)
+# holds up no one else's events.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
@@ -47,6 +48,34 @@ expect_names() { # unreadable...
 	return 0
 }
 
+# A message whose page fault blocks for 1.5 s (tests/e2e/topstx_uffd.c, a userfaultfd region) while
+# another thread marks once a millisecond: the probe sleeps holding no ring buffer record, so the
+# busy marks flow to topsprof meanwhile, none lost (a held record would stop the ring being read:
+# a 1 MB ring fills in about 250 ms of them). Needs a C compiler and userfaultfd (as root).
+uffd_stall() {
+	local app=$TMP/topstx_uffd repo=$E2E_DIR/../.. made took
+	if ! cc -O2 -pthread -I"$repo/sim/include" "$E2E_DIR/topstx_uffd.c" -L"$OUTPUT/sim/lib" \
+		-ltopstx -Wl,-rpath,"$OUTPUT/sim/lib" -o "$app" 2>"$TMP/cc.err"; then
+		echo "not tried: the blocking fault (no C compiler: $(head -n 1 "$TMP/cc.err"))"
+		return 0
+	fi
+	run "$TOPSPROF" --print-app-log --buffer-size 1MB "$app" 1500
+	if [ "$rc" != 0 ] && grep -q "userfaultfd\|UFFDIO_REGISTER" <<<"$err$out"; then
+		echo "not tried: the blocking fault (no userfaultfd here)"
+		return 0
+	fi
+	expect_rc 0
+	expect_out "topstx_uffd: PASSED"
+	took=$(sed -n 's/^the uffd mark took \([0-9]*\) ms$/\1/p' <<<"$out")
+	checks=$((checks + 1))
+	[ "${took:-0}" -ge 1400 ] || die "the probe did not wait for the fault (${took:-?} ms):"$'\n'"$out"
+	made=$(sed -n 's/^busy marks: \([0-9]*\)$/\1/p' <<<"$out")
+	has_mark "uffd message" || die "no mark 'uffd message':"$'\n'"$out"
+	grep -qF "Mark busy mark: $made" <<<"$out" || die "not every busy mark of $made:"$'\n'"$out"$'\n'"$err"
+	grep -q "events lost" <<<"$err" && die "events lost while a probe slept: $err"
+	return 0
+}
+
 # --- what this kernel offers: sleepable uprobes read all three ---------------------------------
 run "$TOPSPROF" --print-app-log --debug "$BIN/topstx_cold" "$TMP"
 expect_rc 0
@@ -60,6 +89,7 @@ if grep -q "faulted in by the probe (sleepable uprobes)" <<<"$err"; then
 	expect_rc 0
 	expect_names
 	[ -z "$err" ] || die "single uprobes: $err"
+	uffd_stall
 else
 	echo "no sleepable uprobes on $(uname -r): strings read again from read-only mappings"
 	expect_names "mark|cold writable message"
