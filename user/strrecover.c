@@ -1,13 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "strrecover.h"
 #include "log.h"
+#include "usampler.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
 
 /* Private and not writable: a writable mapping may have changed since the call; a shared one
  * (even read-only here) may be written through another mapping of the same memory or file. */
@@ -45,34 +49,162 @@ uint64_t strrecover_span(const char *maps, uint64_t addr, uint64_t max, bool *wr
 	return span < max ? span : max;
 }
 
-static char *read_maps(int pid)
+/* the whole of a file under a /proc/PID directory, NUL-terminated; NULL when it cannot be read
+ * (the process that directory stood for is gone) */
+static char *read_at(int dirfd, const char *name)
 {
-	char path[64], *text = NULL;
-	size_t cap = 0, n = 0, got;
-	FILE *f;
+	char *text = NULL;
+	size_t cap = 0, n = 0;
+	ssize_t got;
+	int fd = openat(dirfd, name, O_RDONLY | O_CLOEXEC);
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	if (!f)
+	if (fd < 0)
 		return NULL;
 	do {
 		if (cap - n < 4096) {
-			char *t = realloc(text, cap + 65536);
+			size_t ncap = cap ? cap * 2 : 8192;
+			char *t = realloc(text, ncap);
 
-			if (!t) {
-				free(text);
-				fclose(f);
-				return NULL;
-			}
+			if (!t)
+				goto fail;
 			text = t;
-			cap += 65536;
+			cap = ncap;
 		}
-		got = fread(text + n, 1, cap - n - 1, f);
-		n += got;
+		got = read(fd, text + n, cap - n - 1);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			goto fail;
+		n += (size_t)got;
 	} while (got);
-	fclose(f);
+	close(fd);
 	text[n] = '\0';
 	return text;
+fail:
+	close(fd);
+	free(text);
+	return NULL;
+}
+
+/* when the process the directory stands for started (clock ticks after boot): false when it
+ * is gone */
+static bool start_at(int dirfd, uint64_t *start)
+{
+	char *stat = read_at(dirfd, "stat");
+	uint32_t threads;
+	bool ok = stat && !usampler_parse_pidstat(stat, start, &threads);
+
+	free(stat);
+	return ok;
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* whether a process that started at start (clock ticks after boot) started after mono_ns
+ * (CLOCK_MONOTONIC, the probe's clock): then it is not the one that made the call */
+static bool started_after(uint64_t start, uint64_t mono_ns)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	/* the start is kept in CLOCK_BOOTTIME, which also counts time suspended; read second, so
+	 * that the difference is not below 0 */
+	uint64_t mono_now = clock_ns(CLOCK_MONOTONIC), boot_now = clock_ns(CLOCK_BOOTTIME);
+	uint64_t boot_off = boot_now > mono_now ? boot_now - mono_now : 0;
+	uint64_t start_ns = start * (1000000000ull / (uint64_t)(hz > 0 ? hz : 100));
+
+	return mono_ns && start_ns > boot_off && start_ns - boot_off > mono_ns;
+}
+
+/* Processes topsprof read strings of lately, held by their /proc/PID directory: a pid reused by
+ * another process gets a new directory, and files opened through the old one fail, so what is
+ * read through it, then checked through it, is the right process's. Their maps are kept for
+ * MAPS_TTL_NS (faulted strings come in bursts, each would read the whole maps again); read again
+ * at once when a string lies in none of the kept ones. */
+#define CACHED	    4
+#define MAPS_TTL_NS 100000000ull
+
+struct proc_ref {
+	int pid; /* 0: a free slot */
+	int dirfd;
+	uint64_t start; /* clock ticks after boot */
+	char *maps;
+	uint64_t maps_ns; /* when maps was read, CLOCK_MONOTONIC */
+	uint64_t used_ns;
+};
+
+static struct proc_ref procs[CACHED];
+
+static void proc_drop(struct proc_ref *p)
+{
+	if (!p->pid)
+		return;
+	close(p->dirfd);
+	free(p->maps);
+	memset(p, 0, sizeof(*p));
+}
+
+void strrecover_forget(void)
+{
+	for (int i = 0; i < CACHED; i++)
+		proc_drop(&procs[i]);
+}
+
+/* the maps of p read again; false when the process is gone */
+static bool proc_read_maps(struct proc_ref *p, uint64_t now)
+{
+	free(p->maps);
+	p->maps = read_at(p->dirfd, "maps");
+	p->maps_ns = now;
+	return p->maps != NULL;
+}
+
+/* whether p is still the process it was when opened: its directory still open-able, the same
+ * start time. After a read of its memory by pid, this says the read was of this process. */
+static bool proc_same(struct proc_ref *p)
+{
+	uint64_t start;
+
+	return start_at(p->dirfd, &start) && start == p->start;
+}
+
+/* process pid, as held (or now opened); NULL when it is gone */
+static struct proc_ref *proc_get(int pid, uint64_t now)
+{
+	struct proc_ref *p = NULL;
+	char path[32];
+
+	for (int i = 0; i < CACHED; i++) {
+		if (procs[i].pid == pid) {
+			p = &procs[i];
+			/* gone since (the pid may be another process's now): opened afresh */
+			if (!proc_same(p) ||
+			    (now - p->maps_ns > MAPS_TTL_NS && !proc_read_maps(p, now))) {
+				proc_drop(p);
+				break;
+			}
+			p->used_ns = now;
+			return p;
+		}
+		if (!p || !procs[i].pid || (p->pid && procs[i].used_ns < p->used_ns))
+			p = &procs[i]; /* a free slot, else the least lately used */
+	}
+	proc_drop(p);
+	snprintf(path, sizeof(path), "/proc/%d", pid);
+	p->dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (p->dirfd < 0)
+		return NULL;
+	p->pid = pid;
+	p->used_ns = now;
+	if (!start_at(p->dirfd, &p->start) || !proc_read_maps(p, now)) {
+		proc_drop(p);
+		return NULL;
+	}
+	return p;
 }
 
 /* the bytes at addr, len of them at most, into buf: how many could be read */
@@ -90,25 +222,42 @@ size_t strrecover_pieces(const struct tp_str_event *e, struct tp_str_event **out
 	const uint32_t chunk = API_STR_CHUNK - 1;
 	int pid = (int)e->hdr.pid;
 	/* a string that fills the limit is cut if it goes on: one byte more tells */
-	uint64_t max = f->bytes ? f->want : (uint64_t)f->want + 1, span, len;
+	uint64_t max = f->bytes ? f->want : (uint64_t)f->want + 1, span, len,
+		 now = clock_ns(CLOCK_MONOTONIC);
 	struct tp_str_event *p;
+	struct proc_ref *proc;
 	bool writable, cut;
-	char *maps, *buf;
+	char *buf;
 	size_t got, n;
 
 	*out = NULL;
 	/* the attributes themselves: their message pointer would have to be trusted too */
-	if ((e->last & API_STR_ATTR) || !f->want || f->want > (1u << 20))
+	if ((e->last & API_STR_ATTR) || !f->want || f->want > (1u << 20) || pid <= 0)
 		return 0;
-	maps = read_maps(pid);
-	if (!maps) {
+	proc = proc_get(pid, now);
+	if (!proc) {
 		pr_debug("string at 0x%" PRIx64
 			 " of process %d not read again: the process is gone",
 			 (uint64_t)f->addr, pid);
 		return 0;
 	}
-	span = strrecover_span(maps, f->addr, max, &writable);
-	free(maps);
+	/* a process under this pid that started after the call is another one */
+	if (started_after(proc->start, e->hdr.ts_ns)) {
+		pr_debug("string at 0x%" PRIx64
+			 " of process %d not read again: the process is gone (its pid reused)",
+			 (uint64_t)f->addr, pid);
+		proc_drop(proc);
+		return 0;
+	}
+	span = strrecover_span(proc->maps, f->addr, max, &writable);
+	if (!span && proc->maps_ns != now) {
+		/* the kept maps may be out of date: once more, read now */
+		if (!proc_read_maps(proc, now)) {
+			proc_drop(proc);
+			return 0;
+		}
+		span = strrecover_span(proc->maps, f->addr, max, &writable);
+	}
 	if (!span) {
 		pr_debug("string at 0x%" PRIx64 " of process %d not read again: %s",
 			 (uint64_t)f->addr, pid,
@@ -119,6 +268,15 @@ size_t strrecover_pieces(const struct tp_str_event *e, struct tp_str_event **out
 	if (!buf)
 		return 0;
 	got = read_mem(pid, f->addr, buf, span);
+	if (got && !proc_same(proc)) {
+		/* the pid was another process's when read: what was read is not the string */
+		pr_debug("string at 0x%" PRIx64
+			 " of process %d not read again: the process is gone (its pid reused)",
+			 (uint64_t)f->addr, pid);
+		proc_drop(proc);
+		free(buf);
+		return 0;
+	}
 	if (f->bytes) {
 		len = f->want;
 		cut = f->bytes > e->offset + f->want;
@@ -140,6 +298,7 @@ size_t strrecover_pieces(const struct tp_str_event *e, struct tp_str_event **out
 		uint64_t off = (uint64_t)i * chunk;
 
 		p[i].hdr = e->hdr;
+		p[i].hdr.ts_ns = 0; /* as a piece the probe read */
 		p[i].call_id = e->call_id;
 		p[i].offset = e->offset + (uint32_t)off;
 		p[i].len = (uint16_t)(len - off < chunk ? len - off : chunk);

@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* Strings the API probe could not read (a page the application had not touched yet, and no
  * sleepable uprobes to fault it in; see API_STR_FAULT), read again from the process while it
- * runs, through process_vm_readv, when what is read later is surely what the application passed:
- * memory it cannot write (its .rodata, a read-only file mapping). A string in writable memory,
- * of a process that is gone, or at an unmapped address is not recovered: the faulted piece
- * stands, and the string is counted as unreadable. */
+ * runs, through process_vm_readv, from private memory it cannot write (its .rodata, a read-only
+ * file mapping): what the application passed, but for a page of a file that it never touched,
+ * which reads as the file is when read, changed if the file was changed on disk since. A string
+ * in writable memory, of a process that is gone, or at an unmapped address is not recovered:
+ * the faulted piece stands, and the string is counted as unreadable. */
 #ifndef TOPSPROF_STRRECOVER_H
 #define TOPSPROF_STRRECOVER_H
 
@@ -25,7 +26,14 @@ uint64_t strrecover_span(const char *maps, uint64_t addr, uint64_t max, bool *wr
 
 /* The string a faulted piece e stands for, read from process e->hdr.pid now: the pieces that
  * replace e (marked API_STR_RECOVERED; *out malloc'd) and their count; 0 when it cannot be
- * recovered (*out NULL). */
+ * recovered (*out NULL). The process is held by its /proc directory from before its maps are
+ * read to after its memory is: a process gone meanwhile, its pid reused, or one that started
+ * after e->hdr.ts_ns (when the probe sent e; 0: not known) is not read from. Its maps are kept a
+ * short while (100 ms) for the next faulted string, read again when one lies in none of them. */
 size_t strrecover_pieces(const struct tp_str_event *e, struct tp_str_event **out);
+
+/* what strrecover_pieces keeps (not shared between threads: one thread reads the events),
+ * closed and freed */
+void strrecover_forget(void);
 
 #endif

@@ -9,11 +9,18 @@
 
 #include <cmocka.h>
 
+#include <errno.h>
 #include <inttypes.h>
+#include <linux/sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "model.h"
@@ -158,6 +165,132 @@ static void test_pieces(void **state)
 	munmap(big, 3 * 4096);
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* a copy of this process that waits until killed; with want > 0, under that pid (clone3's
+ * set_tid: root only), else -1 */
+static pid_t child(pid_t want)
+{
+	struct clone_args args;
+	pid_t parent = getpid(), pid;
+
+	memset(&args, 0, sizeof(args));
+	args.exit_signal = SIGCHLD;
+	if (want > 0) {
+		args.set_tid = (uint64_t)(uintptr_t)&want;
+		args.set_tid_size = 1;
+	}
+	pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+	if (pid == 0) {
+		/* not left behind by a failed test */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(0);
+		for (;;)
+			pause();
+	}
+	return pid;
+}
+
+static void reap(pid_t pid)
+{
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+}
+
+/* The process is the one that made the call: read from it through its /proc directory, held from
+ * its maps to after the read; one under the same pid that started after the call is not read. */
+static void test_pid(void **state)
+{
+	struct tp_str_event *e, *p;
+	uint64_t before;
+	pid_t a, b;
+
+	(void)state;
+	strrecover_forget();
+	a = child(0);
+	assert_true(a > 0);
+	/* a copy of this process: .rodata at the same address */
+	e = faulted(rodata_msg, 0, 4096, 0);
+	e->hdr.pid = (uint32_t)a;
+	e->hdr.ts_ns = mono_ns();
+	assert_int_equal(strrecover_pieces(e, &p), 1);
+	assert_memory_equal(p[0].data, rodata_msg, strlen(rodata_msg));
+	assert_int_equal(p[0].hdr.ts_ns, 0);
+	free(p);
+	/* a process that started after the call is another one (clock ticks are 10 ms) */
+	e->hdr.ts_ns = mono_ns() - 10000000000ull;
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	assert_null(p);
+	/* kept, then gone: not read */
+	e->hdr.ts_ns = mono_ns();
+	assert_int_equal(strrecover_pieces(e, &p), 1);
+	free(p);
+	reap(a);
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	/* kept, gone, and its pid another process's since the call: not read */
+	a = child(0);
+	assert_true(a > 0);
+	e->hdr.pid = (uint32_t)a;
+	assert_int_equal(strrecover_pieces(e, &p), 1);
+	free(p);
+	before = mono_ns();
+	reap(a);
+	usleep(30 * 1000);
+	b = child(a);
+	if (b < 0) {
+		printf("pid reuse not tried: clone3 set_tid: %s\n", strerror(errno));
+	} else {
+		assert_int_equal(b, a);
+		e->hdr.ts_ns = before;
+		assert_int_equal(strrecover_pieces(e, &p), 0);
+		/* what that process itself would pass is read */
+		e->hdr.ts_ns = mono_ns();
+		assert_int_equal(strrecover_pieces(e, &p), 1);
+		free(p);
+		reap(b);
+	}
+	free(e);
+	strrecover_forget();
+}
+
+/* the maps are kept a while, read again when a string lies in none of the kept ones */
+static void test_maps_kept(void **state)
+{
+	struct tp_str_event *e, *p;
+	char *page;
+
+	(void)state;
+	strrecover_forget();
+	e = faulted(rodata_msg, 0, 4096, 0);
+	assert_int_equal(strrecover_pieces(e, &p), 1);
+	free(p);
+	/* mapped after the maps were kept */
+	page = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(page != MAP_FAILED);
+	strcpy(page, "mapped later");
+	assert_int_equal(mprotect(page, 4096, PROT_READ), 0);
+	e->fault.addr = (uint64_t)(uintptr_t)page;
+	assert_int_equal(strrecover_pieces(e, &p), 1);
+	assert_int_equal(p[0].len, strlen("mapped later"));
+	assert_memory_equal(p[0].data, "mapped later", p[0].len);
+	free(p);
+	/* writable since: the kept maps would still say read-only, for 100 ms at most; read again
+	 * once they are out of date */
+	assert_int_equal(mprotect(page, 4096, PROT_READ | PROT_WRITE), 0);
+	usleep(150 * 1000);
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	munmap(page, 4096);
+	free(e);
+	strrecover_forget();
+}
+
 static struct tp_api_event mark(uint64_t id)
 {
 	struct tp_api_event e;
@@ -246,10 +379,9 @@ static void test_model(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_allowed),
-		cmocka_unit_test(test_span),
-		cmocka_unit_test(test_pieces),
-		cmocka_unit_test(test_model),
+		cmocka_unit_test(test_allowed),	  cmocka_unit_test(test_span),
+		cmocka_unit_test(test_pieces),	  cmocka_unit_test(test_pid),
+		cmocka_unit_test(test_maps_kept), cmocka_unit_test(test_model),
 	};
 
 	return cmocka_run_group_tests_name("strrecover", tests, NULL, NULL);
