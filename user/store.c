@@ -27,6 +27,7 @@ enum {
 	SEC_CPUS = TAG('C', 'P', 'U', 'S'), /* 1.1: CPU call stacks */
 	SEC_UTIL = TAG('U', 'T', 'I', 'L'), /* 1.1: utilization series */
 	SEC_KERN = TAG('K', 'E', 'R', 'N'), /* 1.1: kernel callstacks */
+	SEC_STRS = TAG('S', 'T', 'R', 'S'), /* 1.2: topstx strings the probe could not read */
 };
 
 /* --- writing --------------------------------------------------------------------------------- */
@@ -255,6 +256,13 @@ static void encode(struct wbuf *b, const struct model *m)
 	memcpy(&ps, &m->process_s, sizeof(ps));
 	put_u64(b, ps);
 	put_cstr(b, m->header);
+	end(b, s);
+
+	/* apart from META, which older readers want to the byte: they skip this */
+	s = begin(b, SEC_STRS);
+	put_u64(b, m->lost_unreadable);
+	put_u64(b, m->str_recovered);
+	put_u64(b, m->str_faulted_in);
 	end(b, s);
 
 	s = begin(b, SEC_STAT);
@@ -494,6 +502,16 @@ static int decode_meta(struct rbuf *r, struct model *m)
 		m->process_s = 0;
 	free(m->header);
 	m->header = get_str(r, NULL);
+	return r->bad ? -1 : 0;
+}
+
+/* a file before 1.2 has none: the counts stay 0. More at its end (a later minor version) is
+ * skipped. */
+static int decode_strs(struct rbuf *r, struct model *m)
+{
+	m->lost_unreadable = get_u64(r);
+	m->str_recovered = get_u64(r);
+	m->str_faulted_in = get_u64(r);
 	return r->bad ? -1 : 0;
 }
 
@@ -857,7 +875,7 @@ static const struct {
 	{ SEC_MARK, "MARK", decode_marks },  { SEC_PROC, "PROC", decode_procs },
 	{ SEC_DEVS, "DEVS", decode_devs },   { SEC_GOPS, "GOPS", decode_ops },
 	{ SEC_CPUS, "CPUS", decode_cpu },    { SEC_UTIL, "UTIL", decode_util },
-	{ SEC_KERN, "KERN", decode_kernel },
+	{ SEC_KERN, "KERN", decode_kernel }, { SEC_STRS, "STRS", decode_strs },
 };
 
 /* whole: a whole profile (META first of all); else only the samplers' sections are taken */

@@ -23,7 +23,7 @@
 
 #define STORE_MAGIC "TOPSPROF"
 #define STORE_MAJOR 1
-#define STORE_MINOR 1
+#define STORE_MINOR 2 /* 1.2: STRS, the topstx strings the probe could not read */
 
 /* 0, or -1 (the file's error state tells) */
 int store_write_profile(FILE *f, const struct model *m);

@@ -105,11 +105,17 @@ expect_err "warning: 1 topstx strings could not be read"
 expect_err "0 faulted in by the probe, 2 read again from the process"
 expect_err "not read again: writable memory"
 
-# --- raw data replays what was read again, and the loss ------------------------------------------
-run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --export-rawdata "$TMP/cold.raw" "$BIN/topstx_cold" "$TMP"
+# --- raw data and the profile file replay what was read again, and the loss ---------------------
+run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --export-rawdata "$TMP/cold.raw" \
+	--export-profile "$TMP/cold.topsprof" "$BIN/topstx_cold" "$TMP"
 expect_rc 0
 live=$out
 run "$TOPSPROF" --import-rawdata "$TMP/cold.raw"
+expect_rc 0
+out="$(grep '^passed: ' <<<"$live")"$'\n'"$out"
+expect_names "mark|cold writable message"
+expect_err "warning: 1 topstx strings could not be read"
+run "$TOPSPROF" --import-profile "$TMP/cold.topsprof"
 expect_rc 0
 out="$(grep '^passed: ' <<<"$live")"$'\n'"$out"
 expect_names "mark|cold writable message"

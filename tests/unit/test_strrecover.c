@@ -24,7 +24,10 @@
 #include <unistd.h>
 
 #include "model.h"
+#include "store.h"
 #include "strrecover.h"
+
+#include <zlib.h>
 
 static void test_allowed(void **state)
 {
@@ -376,12 +379,63 @@ static void test_model(void **state)
 	free(s);
 }
 
+/* what topsprof counted of such strings goes with an exported profile, so that an import warns
+ * the same; a profile before format 1.2 (no STRS section) reads as none */
+static void test_profile(void **state)
+{
+	struct model m, back;
+	char *buf = NULL, err[256] = "";
+	unsigned char *payload, *at;
+	size_t len = 0;
+	uLongf plen;
+	FILE *f;
+
+	(void)state;
+	model_init(&m);
+	m.root_pid = 42;
+	m.lost_unreadable = 3;
+	m.str_recovered = 2;
+	m.str_faulted_in = 5;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(store_write_profile(f, &m), 0);
+	assert_int_equal(fclose(f), 0);
+	model_init(&back);
+	assert_int_equal(store_parse_profile((unsigned char *)buf, len, &back, err, sizeof(err)),
+			 0);
+	assert_int_equal(back.lost_unreadable, 3);
+	assert_int_equal(back.str_recovered, 2);
+	assert_int_equal(back.str_faulted_in, 5);
+	assert_int_equal(model_lost_total(&back), 3);
+	model_free(&back);
+	/* the same payload without its STRS section: as a 1.1 file holds it */
+	plen = 0;
+	for (int i = 0; i < 8; i++) /* the header's payload size */
+		plen |= (uLongf)(unsigned char)buf[16 + i] << (8 * i);
+	payload = malloc(plen);
+	assert_non_null(payload);
+	assert_int_equal(uncompress(payload, &plen, (unsigned char *)buf + 32, len - 32), Z_OK);
+	at = memmem(payload, plen, "STRS\0\0\0\0\x18\0\0\0\0\0\0\0", 16);
+	assert_non_null(at);
+	memmove(at, at + 16 + 24, plen - (size_t)(at - payload) - 16 - 24);
+	model_init(&back);
+	assert_int_equal(store_decode_payload(payload, plen - 16 - 24, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.root_pid, 42);
+	assert_int_equal(back.lost_unreadable, 0);
+	assert_int_equal(back.str_faulted_in, 0);
+	model_free(&back);
+	free(payload);
+	free(buf);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_allowed),	  cmocka_unit_test(test_span),
 		cmocka_unit_test(test_pieces),	  cmocka_unit_test(test_pid),
 		cmocka_unit_test(test_maps_kept), cmocka_unit_test(test_model),
+		cmocka_unit_test(test_profile),
 	};
 
 	return cmocka_run_group_tests_name("strrecover", tests, NULL, NULL);
