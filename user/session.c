@@ -9,8 +9,10 @@
 #include <pwd.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -20,13 +22,23 @@
 /* REPLY_WAIT_MS: a member on a busy host may take a while to get to its socket */
 #define DEFAULT_DIR   "/run/topsprof"
 #define REPLY_WAIT_MS 10000
+#define DIR_FLAGS     (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)
+
+/*
+ * Every directory is opened once, without following links, checked on the open descriptor
+ * (owner, mode), and used through it (openat, unlinkat, renameat, and /proc/self/fd/N/NAME for
+ * the sockets): another user can rename or swap what is at a path meanwhile, never what a
+ * descriptor refers to. Files of another user's are only read, never removed, but by --reset.
+ */
 
 struct session {
 	char name[SESSION_NAME_MAX + 1];
-	char dir[PATH_MAX];
-	char sock[PATH_MAX + 32], info[PATH_MAX + 32];
+	char where[PATH_MAX + SESSION_NAME_MAX + 2]; /* the session's directory, for messages */
 	char command[1024];
-	int fd;
+	int fd;	   /* the listening socket */
+	int nsfd;  /* our namespace */
+	int dirfd; /* the session's directory in it */
+	bool made; /* our socket and info exist, ours to remove */
 	time_t since;
 	bool collecting;
 };
@@ -47,45 +59,50 @@ static bool alive(pid_t pid)
 	return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM);
 }
 
+/* name in dirfd as a directory that only owner may change: its descriptor, or -1 */
+static int open_owned_dir(int dirfd, const char *name, uid_t owner)
+{
+	int fd = openat(dirfd, name, DIR_FLAGS);
+	struct stat st;
+
+	if (fd >= 0 && (fstat(fd, &st) || st.st_uid != owner || (st.st_mode & 0022))) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 /* the shared directory every user may add to, each removing only their own: a real directory
  * (not a link), owned by root or by us; writable by others only with the sticky bit, so that
- * nobody can rename or remove another user's entries */
-static int make_shared_dir(const char *path)
+ * nobody can rename or remove another user's entries. Its descriptor, or -errno */
+static int open_shared_dir(bool create)
 {
 	struct stat st;
+	int fd;
 
-	if (mkdir(path, 01777) == 0) {
-		chmod(path, 01777);
-		return 0;
+	if (create && !mkdir(session_dir(), 01777)) {
+		fd = open(session_dir(), DIR_FLAGS);
+		if (fd >= 0 && fchmod(fd, 01777)) { /* past the umask */
+			close(fd);
+			fd = -1;
+		}
+		return fd >= 0 ? fd : -errno;
 	}
-	if (errno != EEXIST)
+	fd = open(session_dir(), DIR_FLAGS);
+	if (fd < 0)
 		return -errno;
-	if (lstat(path, &st) || !S_ISDIR(st.st_mode) || (st.st_uid != 0 && st.st_uid != getuid()))
+	if (fstat(fd, &st) || (st.st_uid != 0 && st.st_uid != getuid()) ||
+	    ((st.st_mode & 0022) && !(st.st_mode & S_ISVTX) &&
+	     (st.st_uid != getuid() || fchmod(fd, (st.st_mode & 07777) | S_ISVTX)))) {
+		close(fd);
 		return -EPERM;
-	if ((st.st_mode & 0002) && !(st.st_mode & S_ISVTX) && chmod(path, st.st_mode | S_ISVTX))
-		return -EPERM;
-	return 0;
-}
-
-/* dir/name into out; false when it does not fit */
-static bool path_join(char *out, size_t len, const char *dir, const char *name)
-{
-	int n = snprintf(out, len, "%s/%s", dir, name);
-
-	return n >= 0 && (size_t)n < len;
-}
-
-/* a directory that only its owner, uid, may change */
-static bool owned_dir(const char *path, uid_t uid)
-{
-	struct stat st;
-
-	return !lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == uid && !(st.st_mode & 0022);
+	}
+	return fd;
 }
 
 /*
  * Each user's sessions live in a namespace of their own inside the shared directory: a
- * directory named after the uid ("1000"; "1000.Xk3aQ9" when someone else took the plain name
+ * directory named after the uid ("1000"; "1000.3f9a0c1e" when someone else took the plain name
  * first), owned by that user and writable by nobody else. Another user can neither plant
  * entries in it nor, by taking a name, keep it from being made: names of theirs are ignored.
  */
@@ -104,77 +121,215 @@ static bool namespace_uid(const char *name, uid_t *uid)
 	return true;
 }
 
-#define MAX_NAMESPACES 64
+/* fn(namespace fd, its owner, its name, ctx) for every namespace: uid's own first, then (unless
+ * mine_only) the others'; a non-zero return stops the walk and is returned */
+typedef int (*namespace_fn)(int nsfd, uid_t owner, const char *name, void *ctx);
 
-/* the namespaces in the shared directory: uid's own first (with mine_only, only those) */
-static int namespaces(uid_t uid, bool mine_only, char (*out)[PATH_MAX], int max)
+static int each_namespace(uid_t uid, bool mine_only, namespace_fn fn, void *ctx)
 {
-	DIR *d = opendir(session_dir());
-	struct dirent *de;
-	int n = 0, mine = 0;
+	int base = open_shared_dir(false), rc = 0;
 
-	while (d && (de = readdir(d)) && n < max) {
-		uid_t owner;
+	for (int pass = 0; base >= 0 && pass < (mine_only ? 1 : 2) && !rc; pass++) {
+		int dfd = openat(base, ".", DIR_FLAGS);
+		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		struct dirent *de;
 
-		if (!namespace_uid(de->d_name, &owner) || (mine_only && owner != uid))
-			continue;
-		snprintf(out[n], PATH_MAX, "%s/%s", session_dir(), de->d_name);
-		if (!owned_dir(out[n], owner))
-			continue;
-		if (owner == uid && n > mine) { /* ours before the others' */
-			char tmp[PATH_MAX];
+		if (!d && dfd >= 0)
+			close(dfd);
+		while (d && !rc && (de = readdir(d))) {
+			uid_t owner;
+			int nsfd;
 
-			memcpy(tmp, out[mine], PATH_MAX);
-			memcpy(out[mine], out[n], PATH_MAX);
-			memcpy(out[n], tmp, PATH_MAX);
+			if (!namespace_uid(de->d_name, &owner) || (owner == uid) != (pass == 0))
+				continue;
+			nsfd = open_owned_dir(base, de->d_name, owner);
+			if (nsfd < 0)
+				continue;
+			rc = fn(nsfd, owner, de->d_name, ctx);
+			close(nsfd);
 		}
-		mine += owner == uid;
-		n++;
+		if (d)
+			closedir(d);
 	}
-	if (d)
-		closedir(d);
+	if (base >= 0)
+		close(base);
+	return rc;
+}
+
+static int take_first(int nsfd, uid_t owner, const char *name, void *ctx)
+{
+	(void)owner;
+	(void)name;
+	*(int *)ctx = dup(nsfd);
+	return 1;
+}
+
+/* our namespace's descriptor, made when there is none; or -errno */
+static int own_namespace(char *where, size_t len)
+{
+	int fd = -1, base;
+	char name[32];
+
+	each_namespace(getuid(), true, take_first, &fd);
+	if (fd >= 0)
+		return fd;
+	base = open_shared_dir(true);
+	if (base < 0)
+		return base;
+	snprintf(name, sizeof(name), "%u", (unsigned)getuid());
+	/* the plain name taken by someone else: a name nobody can guess */
+	for (int i = 0; fd < 0 && i < 8; i++) {
+		uint32_t r = 0;
+
+		if (i && getrandom(&r, sizeof(r), 0) != sizeof(r))
+			r = (uint32_t)time(NULL) * 2654435761u + (uint32_t)i;
+		if (i)
+			snprintf(name, sizeof(name), "%u.%08x", (unsigned)getuid(), r);
+		if (mkdirat(base, name, 0755) && errno != EEXIST)
+			break;
+		fd = openat(base, name, DIR_FLAGS);
+		/* past the umask; fails when not ours */
+		if (fd >= 0 && !fchmod(fd, 0755)) {
+			close(fd);
+			fd = open_owned_dir(base, name, getuid());
+		} else if (fd >= 0) {
+			close(fd);
+			fd = -1;
+		}
+	}
+	close(base);
+	snprintf(where, len, "%s/%s", session_dir(), name);
+	return fd >= 0 ? fd : -EPERM;
+}
+
+/* members of a session directory: the pids of its sockets (made once, never replaced, so a
+ * reader cannot miss one while an info file is rewritten). The files of processes gone are
+ * removed when the directory is ours (clean), never another user's. */
+static int members(int dirfd, bool clean, pid_t *pids, int max)
+{
+	int dfd = openat(dirfd, ".", DIR_FLAGS);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *de;
+	struct stat dst, fst;
+	int n = 0;
+
+	if (!d) {
+		if (dfd >= 0)
+			close(dfd);
+		return -errno;
+	}
+	fstat(dirfd, &dst);
+	while ((de = readdir(d))) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		bool sock = !strcmp(end, ".sock");
+
+		if (end == de->d_name ||
+		    (!sock && strncmp(end, ".info", 5) && strncmp(end, ".sock", 5)))
+			continue;
+		if (!alive((pid_t)pid)) {
+			if (clean)
+				unlinkat(dirfd, de->d_name, 0);
+			continue;
+		}
+		/* a member's socket is its owner's, in its owner's directory */
+		if (sock && !fstatat(dirfd, de->d_name, &fst, AT_SYMLINK_NOFOLLOW) &&
+		    S_ISSOCK(fst.st_mode) && fst.st_uid == dst.st_uid && n < max)
+			pids[n++] = (pid_t)pid;
+	}
+	closedir(d);
 	return n;
 }
 
-/* our namespace, made when there is none */
-static int own_namespace(char *out, size_t len)
-{
-	char found[1][PATH_MAX];
+/* a session found: its directory (open), its owner, its members */
+struct found {
+	const char *name; /* wanted; NULL: every session (fn called for each) */
+	int (*fn)(struct found *f, void *ctx);
+	void *ctx;
+	int dirfd, nsfd; /* the session's directory and its namespace */
+	uid_t owner;
+	char sname[NAME_MAX + 1], nsname[NAME_MAX + 1];
+	pid_t pids[64];
+	int n;
+};
 
-	if (namespaces(getuid(), true, found, 1) == 1) {
-		snprintf(out, len, "%s", found[0]);
+static int visit_session(struct found *f, int nsfd, uid_t owner, const char *nsname,
+			 const char *sname)
+{
+	int rc;
+
+	f->dirfd = open_owned_dir(nsfd, sname, owner);
+	if (f->dirfd < 0)
+		return 0;
+	f->owner = owner;
+	snprintf(f->sname, sizeof(f->sname), "%s", sname);
+	f->n = members(f->dirfd, owner == getuid(), f->pids, 64);
+	if (f->n <= 0) {
+		close(f->dirfd);
+		f->dirfd = -1;
 		return 0;
 	}
-	snprintf(out, len, "%s/%u", session_dir(), (unsigned)getuid());
-	if (mkdir(out, 0755) && errno != EEXIST)
-		return -errno;
-	if (!owned_dir(out, getuid())) {
-		/* the plain name is someone else's: a name nobody can guess */
-		snprintf(out, len, "%s/%u.XXXXXX", session_dir(), (unsigned)getuid());
-		if (!mkdtemp(out))
-			return -errno;
+	if (f->name) { /* found: kept open for the caller */
+		f->nsfd = dup(nsfd);
+		snprintf(f->nsname, sizeof(f->nsname), "%s", nsname);
+		return 1;
 	}
-	return chmod(out, 0755) ? -errno : 0;
+	rc = f->fn(f, f->ctx);
+	close(f->dirfd);
+	f->dirfd = -1;
+	return rc;
 }
 
-/* a session's directory in our namespace: ours alone */
-static int make_own_dir(const char *path)
+static int visit_namespace(int nsfd, uid_t owner, const char *name, void *ctx)
 {
-	if (mkdir(path, 0755) && errno != EEXIST)
-		return -errno;
-	return owned_dir(path, getuid()) ? 0 : -EPERM;
+	struct found *f = ctx;
+	int dfd, rc = 0;
+	DIR *d;
+	struct dirent *de;
+
+	if (f->name)
+		return visit_session(f, nsfd, owner, name, f->name);
+	dfd = openat(nsfd, ".", DIR_FLAGS);
+	d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	if (!d && dfd >= 0)
+		close(dfd);
+	while (d && !rc && (de = readdir(d)))
+		if (de->d_name[0] != '.')
+			rc = visit_session(f, nsfd, owner, name, de->d_name);
+	if (d)
+		closedir(d);
+	return rc;
+}
+
+/* session name with live members, in our namespaces first (mine_only: only there): 1 with
+ * f->dirfd open, or 0 */
+static int find_session(const char *name, bool mine_only, struct found *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->name = name;
+	f->dirfd = f->nsfd = -1;
+	return each_namespace(getuid(), mine_only, visit_namespace, f) > 0;
+}
+
+/* fn for every session with live members (mine_only: ours only) */
+static int each_session(bool mine_only, int (*fn)(struct found *f, void *ctx), void *ctx)
+{
+	struct found f = { .fn = fn, .ctx = ctx, .dirfd = -1, .nsfd = -1 };
+
+	return each_namespace(getuid(), mine_only, visit_namespace, &f);
 }
 
 static int write_info(const struct session *s)
 {
-	char tmp[PATH_MAX + 64];
+	char tmp[80], name[64];
 	FILE *f;
 	int fd;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", s->info);
-	unlink(tmp);
+	snprintf(name, sizeof(name), "%d.info", (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp", name);
+	unlinkat(s->dirfd, tmp, 0);
 	/* a new file, never through a link */
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	fd = openat(s->dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	f = fd >= 0 ? fdopen(fd, "w") : NULL;
 	if (!f) {
 		int err = -errno;
@@ -188,81 +343,34 @@ static int write_info(const struct session *s)
 		s->command);
 	if (fclose(f))
 		return -errno;
-	return rename(tmp, s->info) ? -errno : 0;
+	return renameat(s->dirfd, tmp, s->dirfd, name) ? -errno : 0;
 }
 
-/* members of a session directory: the pids of its sockets (made once, never replaced, so a
- * reader cannot miss one while an info file is rewritten); the files of processes gone are
- * removed */
-static int members(const char *sdir, pid_t *pids, int max)
+/* a unix socket address for name in the directory dirfd refers to */
+static int sock_addr(struct sockaddr_un *a, int dirfd, const char *name)
 {
-	DIR *d;
-	struct dirent *de;
-	struct stat dst, fst;
-	int n = 0;
-
-	if (lstat(sdir, &dst) || !S_ISDIR(dst.st_mode))
-		return -ENOENT;
-	d = opendir(sdir);
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		char *end;
-		long pid = strtol(de->d_name, &end, 10);
-		char path[PATH_MAX];
-		bool sock = !strcmp(end, ".sock");
-
-		if (end == de->d_name ||
-		    (!sock && strncmp(end, ".info", 5) && strncmp(end, ".sock", 5)))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", sdir, de->d_name);
-		if (!alive((pid_t)pid)) {
-			unlink(path);
-			continue;
-		}
-		/* a member's socket is its owner's, in its owner's directory */
-		if (sock && !lstat(path, &fst) && S_ISSOCK(fst.st_mode) &&
-		    fst.st_uid == dst.st_uid && n < max)
-			pids[n++] = (pid_t)pid;
-	}
-	closedir(d);
-	return n;
-}
-
-/* session name's directory with live members, in our namespaces first (mine_only: only
- * there); its member count, or 0 */
-static int find_session(const char *name, bool mine_only, char *sdir, size_t len, pid_t *pids,
-			int max)
-{
-	char ns[MAX_NAMESPACES][PATH_MAX];
-	int nns = namespaces(getuid(), mine_only, ns, MAX_NAMESPACES);
-
-	for (int i = 0; i < nns; i++) {
-		int n;
-
-		if (!path_join(sdir, len, ns[i], name))
-			continue;
-		n = members(sdir, pids, max);
-		if (n > 0)
-			return n;
-	}
-	return 0;
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	return snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d/%s", dirfd, name) <
+			       (int)sizeof(a->sun_path)
+		       ? 0
+		       : -ENAMETOOLONG;
 }
 
 int session_open(struct session **out, const char *name, bool join, const char *command,
 		 bool collecting, char *err, size_t errlen)
 {
 	struct session *s = calloc(1, sizeof(*s));
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
-	char ns[PATH_MAX];
-	pid_t pids[64];
-	int n, rc;
+	struct sockaddr_un addr;
+	char sock[64], tmp[80], ns[PATH_MAX];
+	struct found f;
+	int rc;
 
 	if (!s) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	s->fd = -1;
+	s->fd = s->nsfd = s->dirfd = -1;
 	if (name)
 		snprintf(s->name, sizeof(s->name), "%s", name);
 	else
@@ -270,62 +378,68 @@ int session_open(struct session **out, const char *name, bool join, const char *
 	snprintf(s->command, sizeof(s->command), "%s", command);
 	s->since = time(NULL);
 	s->collecting = collecting;
-	rc = make_shared_dir(session_dir());
-	if (rc) {
+	rc = open_shared_dir(true);
+	if (rc < 0) {
 		named_errf(err, errlen, session_dir(), ": %s",
 			   rc == -EPERM ? "not a directory of root's or ours" : strerror(-rc));
 		goto fail;
 	}
-	n = find_session(s->name, true, s->dir, sizeof(s->dir), pids, 64);
-	if (join && n <= 0) {
+	close(rc);
+	rc = find_session(s->name, true, &f);
+	if (join && !rc) {
 		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
 			 s->name);
 		goto fail;
 	}
-	if (!join && n > 0) {
+	if (!join && rc) {
+		close(f.dirfd);
+		close(f.nsfd);
 		snprintf(err, errlen,
 			 "--session-new %s: the session exists (join it with --session)", s->name);
 		goto fail;
 	}
+	if (join) {
+		s->nsfd = f.nsfd;
+		s->dirfd = f.dirfd;
+		snprintf(ns, sizeof(ns), "%s/%s", session_dir(), f.nsname);
+	} else {
+		s->nsfd = own_namespace(ns, sizeof(ns));
+		if (s->nsfd < 0) {
+			named_errf(err, errlen, ns, ": %s", strerror(-s->nsfd));
+			goto fail;
+		}
+	}
+	snprintf(s->where, sizeof(s->where), "%s/%s", ns, s->name);
 	if (!join) {
-		rc = own_namespace(ns, sizeof(ns));
-		if (rc) {
-			named_errf(err, errlen, ns, ": %s", strerror(-rc));
+		if (mkdirat(s->nsfd, s->name, 0755) && errno != EEXIST) {
+			named_errf(err, errlen, s->where, ": %s", strerror(errno));
 			goto fail;
 		}
-		if (!path_join(s->dir, sizeof(s->dir), ns, s->name)) {
-			snprintf(err, errlen, "session %s: the name is too long", s->name);
+		s->dirfd = open_owned_dir(s->nsfd, s->name, getuid());
+		if (s->dirfd < 0) {
+			named_errf(err, errlen, s->where, ": not a directory of ours");
 			goto fail;
 		}
-	}
-	rc = make_own_dir(s->dir);
-	if (rc) {
-		snprintf(err, errlen, "session %s: %s", s->name,
-			 rc == -EPERM ? "its directory belongs to another user" : strerror(-rc));
-		s->dir[0] = '\0'; /* not ours to remove */
-		goto fail;
-	}
-	snprintf(s->sock, sizeof(s->sock), "%s/%d.sock", s->dir, (int)getpid());
-	snprintf(s->info, sizeof(s->info), "%s/%d.info", s->dir, (int)getpid());
-	if (strlen(s->sock) + 4 >= sizeof(addr.sun_path)) {
-		named_errf(err, errlen, s->sock, ": the path is too long for a socket");
-		goto fail;
 	}
 	/* bound under a temporary name and put in place listening, after the info: a member is
 	 * found by its socket, which then answers and has its info */
-	snprintf(addr.sun_path, sizeof(addr.sun_path), "%s.tmp", s->sock);
-	unlink(addr.sun_path);
+	snprintf(sock, sizeof(sock), "%d.sock", (int)getpid());
+	snprintf(tmp, sizeof(tmp), "%s.tmp", sock);
+	unlinkat(s->dirfd, tmp, 0);
+	s->made = true;
 	rc = write_info(s);
 	if (rc) {
-		named_errf(err, errlen, s->info, ": %s", strerror(-rc));
+		named_errf(err, errlen, s->where, ": %s", strerror(-rc));
 		goto fail;
 	}
 	s->fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (s->fd < 0 || bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) ||
-	    chmod(addr.sun_path, 0666) /* anyone may ask; the peer's credentials decide */ ||
-	    listen(s->fd, 8) || rename(addr.sun_path, s->sock)) {
-		named_errf(err, errlen, s->sock, ": %s", strerror(errno));
-		unlink(addr.sun_path);
+	if (s->fd < 0 || sock_addr(&addr, s->dirfd, tmp) ||
+	    bind(s->fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    /* anyone may ask; the peer's credentials decide */
+	    fchmodat(s->dirfd, tmp, 0666, 0) || listen(s->fd, 8) ||
+	    renameat(s->dirfd, tmp, s->dirfd, sock)) {
+		named_errf(err, errlen, s->where, ": %s", strerror(errno));
+		unlinkat(s->dirfd, tmp, 0);
 		goto fail;
 	}
 	*out = s;
@@ -337,16 +451,24 @@ fail:
 
 void session_close(struct session *s)
 {
+	char name[64];
+
 	if (!s)
 		return;
 	if (s->fd >= 0)
 		close(s->fd);
-	if (s->sock[0])
-		unlink(s->sock);
-	if (s->info[0])
-		unlink(s->info);
-	if (s->dir[0])
-		rmdir(s->dir);
+	if (s->made) {
+		snprintf(name, sizeof(name), "%d.sock", (int)getpid());
+		unlinkat(s->dirfd, name, 0);
+		snprintf(name, sizeof(name), "%d.info", (int)getpid());
+		unlinkat(s->dirfd, name, 0);
+		/* only when no other member is left in it */
+		unlinkat(s->nsfd, s->name, AT_REMOVEDIR);
+	}
+	if (s->dirfd >= 0)
+		close(s->dirfd);
+	if (s->nsfd >= 0)
+		close(s->nsfd);
 	free(s);
 }
 
@@ -393,6 +515,14 @@ static const char *user_name(uid_t uid, char *buf, size_t len)
 	return buf;
 }
 
+/* what another user wrote, fit to print: control characters (a terminal's escapes) become '?' */
+static void printable(char *s)
+{
+	for (; *s; s++)
+		if ((unsigned char)*s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 enum control_action session_serve(struct session *s)
 {
 	struct ucred cred;
@@ -420,6 +550,7 @@ enum control_action session_serve(struct session *s)
 	if (n > 0) {
 		line[n] = '\0';
 		line[strcspn(line, "\r\n")] = '\0';
+		printable(line);
 	}
 	if (clen != sizeof(cred)) {
 		reply(fd, "refused: cannot tell who asks\n");
@@ -445,64 +576,27 @@ enum control_action session_serve(struct session *s)
 
 /* --- the client side ----------------------------------------------------------------------- */
 
-/* each session with live members (mine_only: in our namespaces only): fn(directory, name,
- * members, count, ctx); a non-zero return stops the walk */
-typedef int (*session_fn)(const char *sdir, const char *name, const pid_t *pids, int n, void *ctx);
-
-static int each_session(bool mine_only, session_fn fn, void *ctx)
-{
-	char ns[MAX_NAMESPACES][PATH_MAX];
-	int nns = namespaces(getuid(), mine_only, ns, MAX_NAMESPACES), rc = 0;
-
-	for (int i = 0; i < nns && !rc; i++) {
-		DIR *d = opendir(ns[i]);
-		struct dirent *de;
-
-		while (d && !rc && (de = readdir(d))) {
-			char sdir[PATH_MAX];
-			pid_t pids[64];
-			int n;
-
-			if (de->d_name[0] == '.')
-				continue;
-			if (!path_join(sdir, sizeof(sdir), ns[i], de->d_name))
-				continue;
-			n = members(sdir, pids, 64);
-			if (n > 0)
-				rc = fn(sdir, de->d_name, pids, n, ctx);
-		}
-		if (d)
-			closedir(d);
-	}
-	return rc;
-}
-
 struct pick_ctx {
-	char *sdir, *name;
+	char *name;
 	size_t len;
 	int found;
 };
 
-static int pick_one(const char *sdir, const char *name, const pid_t *pids, int n, void *p)
+static int pick_one(struct found *f, void *p)
 {
 	struct pick_ctx *c = p;
 
-	(void)pids;
-	(void)n;
-	if (c->found++ == 0) {
-		snprintf(c->sdir, c->len, "%s", sdir);
-		snprintf(c->name, c->len, "%s", name);
-	}
+	if (c->found++ == 0)
+		snprintf(c->name, c->len, "%s", f->sname);
 	return 0;
 }
 
 /* the session to control: named (ours, else another user's of that name), or the only one
- * there is (of ours; of anyone's when we have none); its directory and member count */
-static int pick(const char *name, char *sdir, char *sname, size_t len, pid_t *pids, int max,
-		char *err, size_t errlen)
+ * there is (of ours; of anyone's when we have none); found in f */
+static int pick(const char *name, struct found *f, char *err, size_t errlen)
 {
-	struct pick_ctx c = { sdir, sname, len, 0 };
-	int n;
+	char sname[NAME_MAX + 1];
+	struct pick_ctx c = { sname, sizeof(sname), 0 };
 
 	if (!name) {
 		each_session(true, pick_one, &c);
@@ -516,33 +610,26 @@ static int pick(const char *name, char *sdir, char *sname, size_t len, pid_t *pi
 			return -1;
 		}
 		name = sname;
-	} else {
-		snprintf(sname, len, "%s", name);
 	}
-	n = find_session(name, false, sdir, len, pids, max);
-	if (n <= 0)
-		snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)",
-			 name);
-	return n > 0 ? n : -1;
+	/* ours first, else another user's (who will refuse, saying so) */
+	if (find_session(name, true, f) || find_session(name, false, f))
+		return 0;
+	snprintf(err, errlen, "--session %s: no such session (see topsprof --session-list)", name);
+	return -1;
 }
 
-static int send_one(const char *sock, enum control_action a, char *reply_line, size_t len)
+static int send_one(int dirfd, pid_t pid, enum control_action a, char *reply_line, size_t len)
 {
-	struct sockaddr_un addr = { .sun_family = AF_UNIX };
+	struct sockaddr_un addr;
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	struct timeval tv = { REPLY_WAIT_MS / 1000, (REPLY_WAIT_MS % 1000) * 1000 };
-	char msg[16];
+	char msg[16], sock[32];
 	ssize_t n;
 	int sent;
 
-	if (strlen(sock) >= sizeof(addr.sun_path)) {
-		snprintf(reply_line, len, "refused: its socket path is too long");
-		if (fd >= 0)
-			close(fd);
-		return -1;
-	}
-	memcpy(addr.sun_path, sock, strlen(sock) + 1);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
+	snprintf(sock, sizeof(sock), "%d.sock", (int)pid);
+	if (fd < 0 || sock_addr(&addr, dirfd, sock) ||
+	    connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
 		snprintf(reply_line, len, "refused: cannot reach it (%s)", strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -560,29 +647,30 @@ static int send_one(const char *sock, enum control_action a, char *reply_line, s
 	}
 	reply_line[n] = '\0';
 	reply_line[strcspn(reply_line, "\n")] = '\0';
+	printable(reply_line);
 	return strncmp(reply_line, "ok", 2) ? -1 : 0;
 }
 
 int session_control(const char *name, enum control_action a, FILE *out, char *err, size_t errlen)
 {
-	char sname[PATH_MAX], sdir[PATH_MAX], sock[PATH_MAX + 32], line[512];
-	pid_t pids[64];
-	int n, failed = 0;
+	char line[512];
+	struct found f;
+	int failed = 0;
 
-	n = pick(name, sdir, sname, sizeof(sdir), pids, 64, err, errlen);
-	if (n < 0)
+	if (pick(name, &f, err, errlen))
 		return -1;
-	for (int i = 0; i < n; i++) {
-		snprintf(sock, sizeof(sock), "%s/%d.sock", sdir, (int)pids[i]);
-		if (send_one(sock, a, line, sizeof(line))) {
-			snprintf(err, errlen, "session %s, topsprof %d: %s", sname, (int)pids[i],
-				 line + (strncmp(line, "refused: ", 9) ? 0 : 9));
+	for (int i = 0; i < f.n; i++) {
+		if (send_one(f.dirfd, f.pids[i], a, line, sizeof(line))) {
+			snprintf(err, errlen, "session %s, topsprof %d: %s", f.sname,
+				 (int)f.pids[i], line + (strncmp(line, "refused: ", 9) ? 0 : 9));
 			failed++;
 		} else {
-			fprintf(out, "==== session %s, topsprof %d: %s\n", sname, (int)pids[i],
+			fprintf(out, "==== session %s, topsprof %d: %s\n", f.sname, (int)f.pids[i],
 				actions[a]);
 		}
 	}
+	close(f.dirfd);
+	close(f.nsfd);
 	return failed ? -1 : 0;
 }
 
@@ -597,117 +685,121 @@ static void info_value(const char *text, const char *key, char *out, size_t len)
 			size_t vl = strcspn(p + kl + 1, "\n");
 
 			snprintf(out, len, "%.*s", (int)vl, p + kl + 1);
+			printable(out);
 			return;
 		}
 	}
 }
 
-static int list_one(const char *sdir, const char *name, const pid_t *pids, int n, void *p)
+/* a member's info: a regular file of the directory's owner, read without waiting */
+static bool read_info(int dirfd, uid_t owner, pid_t pid, char *text, size_t len)
 {
-	FILE *out = ((void **)p)[0];
-	int *count = ((void **)p)[1];
+	char name[32];
+	struct stat st;
+	ssize_t n = -1;
+	int fd;
 
-	for (int i = 0; i < n; i++) {
-		char path[PATH_MAX + 32], text[2048] = "", state[32], since[32], uid[32], cmd[1024],
-					  when[32], owner[64];
-		FILE *f;
-		size_t len;
+	snprintf(name, sizeof(name), "%d.info", (int)pid);
+	fd = openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (!fstat(fd, &st) && S_ISREG(st.st_mode) && st.st_uid == owner)
+		n = read(fd, text, len - 1);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	return n > 0;
+}
+
+struct list_ctx {
+	FILE *out;
+	int count;
+};
+
+static int list_one(struct found *f, void *p)
+{
+	struct list_ctx *c = p;
+
+	for (int i = 0; i < f->n; i++) {
+		char text[2048], state[32], since[32], cmd[1024], when[32], owner[64];
 		time_t t;
 
-		snprintf(path, sizeof(path), "%s/%d.info", sdir, (int)pids[i]);
-		f = fopen(path, "re");
-		if (!f)
+		if (!read_info(f->dirfd, f->owner, f->pids[i], text, sizeof(text)))
 			continue;
-		len = fread(text, 1, sizeof(text) - 1, f);
-		text[len] = '\0';
-		fclose(f);
 		info_value(text, "state", state, sizeof(state));
 		info_value(text, "since", since, sizeof(since));
-		info_value(text, "uid", uid, sizeof(uid));
 		info_value(text, "command", cmd, sizeof(cmd));
 		t = (time_t)atoll(since);
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&t));
-		fprintf(out, "    %-20s %8d %-10s %-19s %-10s %s\n", name, (int)pids[i], state,
-			when, user_name((uid_t)atoi(uid), owner, sizeof(owner)), cmd);
-		(*count)++;
+		/* the owner is the directory's, not what its info says */
+		fprintf(c->out, "    %-20s %8d %-10s %-19s %-10s %s\n", f->sname, (int)f->pids[i],
+			state, when, user_name(f->owner, owner, sizeof(owner)), cmd);
+		c->count++;
 	}
 	return 0;
 }
 
 int session_list(FILE *out)
 {
-	int count = 0;
-	void *ctx[2] = { out, &count };
+	struct list_ctx c = { out, 0 };
 
 	fprintf(out, "==== Sessions:\n");
 	fprintf(out, "    %-20s %8s %-10s %-19s %-10s %s\n", "NAME", "PID", "STATE", "SINCE",
 		"OWNER", "COMMAND");
-	each_session(false, list_one, ctx);
-	if (!count)
+	each_session(false, list_one, &c);
+	if (!c.count)
 		fprintf(out, "    (none)\n");
 	return 0;
 }
 
-/* stale sessions of dir's: their files and directories removed, the live ones named */
-static int reset_sessions(const char *dir, FILE *out)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	int live = 0;
+struct reset_ctx {
+	FILE *out;
+	int live;
+};
 
+/* stale sessions of a namespace: their files and directories removed, the live ones named */
+static int reset_namespace(int nsfd, uid_t owner, const char *nsname, void *p)
+{
+	struct reset_ctx *c = p;
+	int dfd = openat(nsfd, ".", DIR_FLAGS);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	struct dirent *de;
+
+	(void)nsname;
+	if (!d && dfd >= 0)
+		close(dfd);
 	while (d && (de = readdir(d))) {
-		char path[PATH_MAX];
 		pid_t pids[64];
-		int n;
+		int sfd, n;
 
 		if (de->d_name[0] == '.')
 			continue;
-		if (!path_join(path, sizeof(path), dir, de->d_name))
+		sfd = open_owned_dir(nsfd, de->d_name, owner);
+		if (sfd < 0)
 			continue;
-		n = members(path, pids, 64);
+		n = members(sfd, true, pids, 64);
+		close(sfd);
 		for (int i = 0; i < n; i++)
-			fprintf(out, "==== kept session %s: topsprof %d is running\n", de->d_name,
-				(int)pids[i]);
+			fprintf(c->out, "==== kept session %s: topsprof %d is running\n",
+				de->d_name, (int)pids[i]);
 		if (n == 0)
-			rmdir(path);
-		live += n > 0 ? n : 0;
+			unlinkat(nsfd, de->d_name, AT_REMOVEDIR);
+		c->live += n > 0 ? n : 0;
 	}
 	if (d)
 		closedir(d);
-	return live;
+	return 0;
 }
 
 int session_reset(FILE *out)
 {
-	char ns[MAX_NAMESPACES][PATH_MAX];
-	/* root tidies every user's namespace, a user their own */
-	int nns = namespaces(getuid(), getuid() != 0, ns, MAX_NAMESPACES), live = 0;
-	DIR *d = opendir(session_dir());
-	struct dirent *de;
+	struct reset_ctx c = { out, 0 };
 	const char *home = getenv("HOME");
 	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
 
-	for (int i = 0; i < nns; i++)
-		live += reset_sessions(ns[i], out);
-	/* sessions an older topsprof kept in the shared directory itself, ours */
-	while (d && (de = readdir(d))) {
-		struct stat st;
-		uid_t uid;
-
-		if (de->d_name[0] == '.' || namespace_uid(de->d_name, &uid))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", session_dir(), de->d_name);
-		if (!lstat(path, &st) && S_ISDIR(st.st_mode) && st.st_uid == getuid()) {
-			pid_t pids[64];
-			int n = members(path, pids, 64);
-
-			if (n == 0)
-				rmdir(path);
-			live += n > 0 ? n : 0;
-		}
-	}
-	if (d)
-		closedir(d);
+	/* root tidies every user's namespace, a user their own */
+	each_namespace(getuid(), getuid() != 0, reset_namespace, &c);
 	/* BPF objects pinned by topsprof (none today, but an older or crashed one may have) */
 	d = opendir("/sys/fs/bpf");
 	while (d && (de = readdir(d))) {
@@ -724,6 +816,6 @@ int session_reset(FILE *out)
 		if (!unlink(path))
 			fprintf(out, "==== removed %s\n", path);
 	}
-	fprintf(out, "==== topsprof state reset%s\n", live ? " (running sessions kept)" : "");
+	fprintf(out, "==== topsprof state reset%s\n", c.live ? " (running sessions kept)" : "");
 	return 0;
 }

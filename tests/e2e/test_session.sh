@@ -131,6 +131,43 @@ if id topsprof-e2e >/dev/null 2>&1; then
 	checks=$((checks + 1))
 	[ -z "$(find "$TMP/run2/0" "$TMP/run2/0.planted" -mindepth 1)" ] ||
 		die "root put files in another user's directory: $(ls -lR "$TMP/run2/0")"
+
+	# nor hide root's sessions behind many namespaces of theirs, hang root's list with a FIFO
+	# for an info file, or pass for root in the list (the owner is the directory's)
+	rm -rf "$TMP/run2/"*
+	su topsprof-e2e -s /bin/sh -c "cd '$TMP/run2' && for i in \$(seq 0 79); do
+		mkdir \$(id -u).\$i; done && mkdir -p \$(id -u)/fifo \$(id -u)/fake &&
+		mkfifo \$(id -u)/fifo/1.info &&
+		printf 'pid=1\\nuid=0\\nstate=collecting\\ncommand=evil\\033]0;x\\007\\n' >\$(id -u)/fake/1.info" ||
+		die "the other user could not make its namespaces"
+	uid=$(id -u topsprof-e2e)
+	su topsprof-e2e -s /bin/sh -c "exec python3 -c '
+import socket, sys, time
+socks = []
+for d in sys.argv[1:]:
+    s = socket.socket(socket.AF_UNIX); s.bind(d + \"/1.sock\"); s.listen(1); socks.append(s)
+time.sleep(30)' '$TMP/run2/$uid/fifo' '$TMP/run2/$uid/fake'" &
+	fake=$!
+	"$TOPSPROF" --session-new rootsess "$BIN/${LONG[@]}" >"$TMP/hidden.out" 2>&1 &
+	p=$!
+	# the application released (it runs as itself), the other user's sockets made
+	for _ in $(seq 200); do
+		[ -S "$TMP/run2/$uid/fake/1.sock" ] && pgrep -P $p -x stress >/dev/null && break
+		sleep 0.05
+	done
+	run timeout 10 "$TOPSPROF" --session-list
+	expect_rc 0 "a FIFO for an info file must not stall the list"
+	expect_out "    rootsess "
+	checks=$((checks + 1))
+	grep -E "^    fake .* root " <<<"$out" && die "another user's session listed as root's: $out"
+	expect_out " topsprof-e2e "
+	checks=$((checks + 1))
+	! grep -q $'\033' <<<"$out" || die "another user's escape codes reach root's terminal"
+	run timeout 20 "$TOPSPROF" stop --session rootsess
+	expect_rc 0 "root's session amid 80 namespaces of another user's"
+	wait $p || die "a run amid another user's namespaces: $(cat "$TMP/hidden.out")"
+	kill $fake 2>/dev/null
+	wait $fake 2>/dev/null
 	export TOPSPROF_RUN_DIR=$TMP/run
 else
 	echo "note: cannot create a user here; blocking by another user is not tested"
@@ -222,7 +259,7 @@ if command -v bpftool >/dev/null; then
 	# held by anything but a topsprof (another run on this host may be profiling meanwhile):
 	# an fd leaked into the application, or a process that outlived this run. Another run's
 	# programs pass through moments without a holder (while loaded, while freed): a leak is
-	# what stays so for 3 s
+	# what stays so for 9 s (a detach can wait that long for a probe of another run's that sleeps)
 	suspects() {
 		bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
@@ -233,12 +270,12 @@ for p in json.load(sys.stdin):
         print(p["id"], p["name"], holders)' | sort
 	}
 	left=$(suspects)
-	for _ in $(seq 10); do
+	for _ in $(seq 30); do
 		[ -z "$left" ] && break
 		sleep 0.3
 		left=$(comm -12 <(echo "$left") <(suspects))
 	done
 	[ -z "$left" ] || die "BPF programs left loaded: $left"
 fi
-[ -z "$(find "$TMP/run" ! -type d)" ] || die "session files left: $(ls -R "$TMP/run")"
+[ -z "$(find "$TMP/run" -mindepth 2)" ] || die "session files left: $(ls -R "$TMP/run")"
 done_ok
