@@ -24,12 +24,13 @@ ssize_t procfs_read(const char *path, char *buf, size_t len)
 	return n < 0 ? n : (ssize_t)got;
 }
 
-void procfs_comm(uint32_t pid, char *comm, size_t len)
+void procfs_stat_comm(const char *stat, char *comm, size_t len)
 {
-	char path[64];
+	/* the name may hold anything, ')' too: up to the last one */
+	const char *open = strchr(stat, '('), *close = strrchr(stat, ')');
 
-	snprintf(path, sizeof(path), "/proc/%u/comm", pid);
-	if (procfs_read(path, comm, len) <= 0)
-		snprintf(comm, len, "%u", pid);
-	comm[strcspn(comm, "\n")] = 0;
+	if (len)
+		comm[0] = 0;
+	if (len && open && close && open < close)
+		snprintf(comm, len, "%.*s", (int)(close - open - 1), open + 1);
 }

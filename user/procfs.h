@@ -9,7 +9,7 @@
 
 /* the file at path into buf (NUL-terminated, cut to len - 1 bytes): its length or -errno */
 ssize_t procfs_read(const char *path, char *buf, size_t len);
-/* a process's name, without the line break; its pid in digits when it cannot be read */
-void procfs_comm(uint32_t pid, char *comm, size_t len);
+/* the name in the text of a /proc/PID/stat; "" when there is none */
+void procfs_stat_comm(const char *stat, char *comm, size_t len);
 
 #endif

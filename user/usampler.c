@@ -14,8 +14,7 @@
 #include <sys/timerfd.h>
 #include <unistd.h>
 
-#define COMM_EVERY 100 /* samples between re-reads of a process's name (exec) */
-#define MORE_PIDS  256 /* processes from more_pids, at most */
+#define MORE_PIDS 256 /* processes from more_pids, at most */
 
 struct uproc {
 	uint32_t pid;
@@ -28,7 +27,6 @@ struct uproc {
 	double carry_ns;  /* time beyond what every CPU could give in a period, for the next */
 	size_t series;	  /* its series: index into the profile's */
 	bool has_series;
-	uint32_t comm_age;
 };
 
 struct usampler {
@@ -159,7 +157,7 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 {
 	struct util_point pt = { .t_ns = t };
 	struct util_series *ser;
-	char path[64], buf[1024];
+	char path[64], buf[1024], comm[sizeof(((struct util_series *)0)->comm)];
 	uint64_t ns = 0, start;
 	uint32_t threads;
 	double most;
@@ -170,11 +168,11 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 	if (procfs_read(path, buf, sizeof(buf)) <= 0 ||
 	    usampler_parse_pidstat(buf, &start, &threads))
 		return; /* gone */
+	procfs_stat_comm(buf, comm, sizeof(comm));
 	if (p->start && start != p->start) {
 		p->primed = p->has_series = false;
 		p->late = true;
 		p->carry_ns = 0;
-		p->comm_age = 0;
 	}
 	p->start = start;
 	if (s->cpu && proc_run_ns(p->pid, &ns))
@@ -213,8 +211,9 @@ static void sample_proc(struct usampler *s, struct uproc *p, uint64_t t, double 
 		p->has_series = true;
 	}
 	ser = &s->u->s[p->series];
-	if (p->comm_age++ % COMM_EVERY == 0)
-		procfs_comm(p->pid, ser->comm, sizeof(ser->comm));
+	/* the name it has now, from its stat: the one a launched application had before its exec
+	 * was topsprof's (it is forked by topsprof) */
+	memcpy(ser->comm, comm, sizeof(comm));
 	util_add(ser, &pt);
 }
 

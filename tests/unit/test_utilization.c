@@ -88,7 +88,7 @@ static void test_parse_pidstat(void **state)
 {
 	uint64_t start = 0;
 	uint32_t threads = 0;
-	char buf[1024];
+	char buf[1024], comm[16];
 
 	(void)state;
 	/* a name with spaces and parentheses: the fields are counted from its last ')' */
@@ -99,6 +99,12 @@ static void test_parse_pidstat(void **state)
 		0);
 	assert_int_equal(threads, 5);
 	assert_int_equal(start, 123456);
+	procfs_stat_comm("42 (a) (b c)) S 1 42", comm, sizeof(comm));
+	assert_string_equal(comm, "a) (b c)");
+	procfs_stat_comm("42 (a very long name indeed) S 1", comm, 8);
+	assert_string_equal(comm, "a very ");
+	procfs_stat_comm("42 x S 1", comm, sizeof(comm));
+	assert_string_equal(comm, "");
 	assert_int_equal(usampler_parse_pidstat("42 (x S 1", &start, &threads), -EINVAL);
 	assert_int_equal(usampler_parse_pidstat("42 (x) S 1 2 3", &start, &threads), -EINVAL);
 	assert_true(procfs_read("/proc/self/stat", buf, sizeof(buf)) > 0);
