@@ -86,6 +86,15 @@ void out_print(FILE *stream, const char *fmt, ...)
 	va_end(ap);
 }
 
+void out_fprint_quiet(FILE *stream, bool quiet, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	out_vprint_q(stream, quiet, fmt, ap);
+	va_end(ap);
+}
+
 void out_print_quiet(bool quiet, const char *fmt, ...)
 {
 	va_list ap;

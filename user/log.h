@@ -31,6 +31,9 @@ void out_write(FILE *stream, bool quiet, const char *buf, size_t len);
 void out_print(FILE *stream, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* to standard output unless quiet, and the log file */
 void out_print_quiet(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* the same on stream */
+void out_fprint_quiet(FILE *stream, bool quiet, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
 /* libbpf_set_print() callback: libbpf's messages only under --debug */
 int log_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap);

@@ -1152,15 +1152,17 @@ static void report(struct run *r)
 
 /* the application's exit status, as topsprof's own */
 
-static int exit_as(const struct launch *app)
+static int exit_as(const struct launch *app, bool quiet)
 {
 	if (WIFEXITED(app->status))
 		return WEXITSTATUS(app->status);
 	if (WIFSIGNALED(app->status)) {
 		int sig = WTERMSIG(app->status);
 
-		out_print(stderr, "==%d== the application was killed by signal %d (%s)\n",
-			  (int)app->pid, sig, strsignal(sig));
+		/* --quiet: the exit status says it */
+		out_fprint_quiet(stderr, quiet,
+				 "==%d== the application was killed by signal %d (%s)\n",
+				 (int)app->pid, sig, strsignal(sig));
 		/* main() dies of it once everything is cleaned up */
 		run_exit_signal = sig;
 		return 128 + sig;
@@ -1287,7 +1289,7 @@ int cmd_profile(const struct cli *cli)
 	/* with --duration the application may still run: its exit status is still ours */
 	if (cli->app_argc && !r.app.exited)
 		launch_reap(&r.app, true);
-	rc = cli->app_argc ? exit_as(&r.app) : 0;
+	rc = cli->app_argc ? exit_as(&r.app, cli->given[OPT_QUIET]) : 0;
 	if (!rc && export_errors)
 		rc = 1;
 out:

@@ -236,4 +236,10 @@ early held 15 "SIGTERM to topsprof while the application is held"
 # ... and to the whole group, as Ctrl-C in a terminal: the held child dies of it too
 early held-group 2 "SIGINT to the group while the application is held"
 expect_out "debug: holding"
+
+# --quiet is quiet even when the application dies of a signal: the exit status says it
+run "$TOPSPROF" "${RT[@]}" --quiet sh -c 'kill -TERM $$'
+expect_rc 143
+checks=$((checks + 1))
+[ -z "$out$err" ] || die "--quiet printed:"$'\n'"$out"$'\n'"$err"
 done_ok
