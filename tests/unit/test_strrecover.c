@@ -241,6 +241,7 @@ static void test_pid(void **state)
 	a = child(0);
 	assert_true(a > 0);
 	e->hdr.pid = (uint32_t)a;
+	e->hdr.ts_ns = mono_ns(); /* a call after it started */
 	assert_int_equal(strrecover_pieces(e, &p), 1);
 	free(p);
 	before = mono_ns();
