@@ -197,8 +197,8 @@ $(FUZZ)/fuzz_rawdata: tests/fuzz/fuzz_rawdata.c user/rawdata.c user/outfile.c $(
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lz -o $@
 
-$(FUZZ)/fuzz_vpd: tests/fuzz/fuzz_vpd.c user/vpd.c user/outfile.c user/report.c user/format.c \
-		$(FUZZ_PROFILE_SRCS)
+$(FUZZ)/fuzz_vpd: tests/fuzz/fuzz_vpd.c user/vpd.c user/sqlfd.c user/outfile.c user/report.c \
+		user/format.c $(FUZZ_PROFILE_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lsqlite3 -lz -lm -o $@
