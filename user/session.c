@@ -202,9 +202,34 @@ static int own_namespace(char *where, size_t len)
 	return fd >= 0 ? fd : -EPERM;
 }
 
+/* a unix socket address for name in the directory dirfd refers to */
+static int sock_addr(struct sockaddr_un *a, int dirfd, const char *name)
+{
+	memset(a, 0, sizeof(*a));
+	a->sun_family = AF_UNIX;
+	return snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d/%s", dirfd, name) <
+			       (int)sizeof(a->sun_path)
+		       ? 0
+		       : -ENAMETOOLONG;
+}
+
+/* whether name in dirfd is a socket something listens on: a member's, or one left by a
+ * process gone whose pid another has taken since (no listener) */
+static bool listening(int dirfd, const char *name)
+{
+	struct sockaddr_un a;
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	bool yes = fd >= 0 && !sock_addr(&a, dirfd, name) &&
+		   (!connect(fd, (struct sockaddr *)&a, sizeof(a)) || errno == EAGAIN);
+
+	if (fd >= 0)
+		close(fd);
+	return yes;
+}
+
 /* members of a session directory: the pids of its sockets (made once, never replaced, so a
- * reader cannot miss one while an info file is rewritten). The files of processes gone are
- * removed when the directory is ours (clean), never another user's. */
+ * reader cannot miss one while an info file is rewritten) that a process listens on. The files
+ * of processes gone are removed when the directory is ours (clean), never another user's. */
 static int members(int dirfd, bool clean, pid_t *pids, int max)
 {
 	int dfd = openat(dirfd, ".", DIR_FLAGS);
@@ -233,9 +258,21 @@ static int members(int dirfd, bool clean, pid_t *pids, int max)
 			continue;
 		}
 		/* a member's socket is its owner's, in its owner's directory */
-		if (sock && !fstatat(dirfd, de->d_name, &fst, AT_SYMLINK_NOFOLLOW) &&
-		    S_ISSOCK(fst.st_mode) && fst.st_uid == dst.st_uid && n < max)
-			pids[n++] = (pid_t)pid;
+		if (!sock || fstatat(dirfd, de->d_name, &fst, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISSOCK(fst.st_mode) || fst.st_uid != dst.st_uid)
+			continue;
+		if (listening(dirfd, de->d_name)) {
+			if (n < max)
+				pids[n++] = (pid_t)pid;
+		} else if (clean) {
+			/* a socket is put in place listening: without a listener, its process is
+			 * gone (its pid taken again since) */
+			char info[32];
+
+			snprintf(info, sizeof(info), "%ld.info", pid);
+			unlinkat(dirfd, de->d_name, 0);
+			unlinkat(dirfd, info, 0);
+		}
 	}
 	closedir(d);
 	return n;
@@ -344,17 +381,6 @@ static int write_info(const struct session *s)
 	if (fclose(f))
 		return -errno;
 	return renameat(s->dirfd, tmp, s->dirfd, name) ? -errno : 0;
-}
-
-/* a unix socket address for name in the directory dirfd refers to */
-static int sock_addr(struct sockaddr_un *a, int dirfd, const char *name)
-{
-	memset(a, 0, sizeof(*a));
-	a->sun_family = AF_UNIX;
-	return snprintf(a->sun_path, sizeof(a->sun_path), "/proc/self/fd/%d/%s", dirfd, name) <
-			       (int)sizeof(a->sun_path)
-		       ? 0
-		       : -ENAMETOOLONG;
 }
 
 int session_open(struct session **out, const char *name, bool join, const char *command,
@@ -552,7 +578,9 @@ enum control_action session_serve(struct session *s)
 		line[strcspn(line, "\r\n")] = '\0';
 		printable(line);
 	}
-	if (clen != sizeof(cred)) {
+	if (n == 0) {
+		/* closed without a word: a client seeing whether we listen */
+	} else if (clen != sizeof(cred)) {
 		reply(fd, "refused: cannot tell who asks\n");
 	} else if (!allowed) {
 		reply(fd, "refused: %s may not control session %s of %s (pid %d)\n",

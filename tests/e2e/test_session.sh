@@ -186,6 +186,17 @@ grep -q doomed <<<"$out" && die "a stale session is listed: $out"
 run "$TOPSPROF" --session-new doomed "$BIN/simpleElemwiseAdd"
 expect_rc 0
 
+# a member whose pid another process has taken since (its socket has no listener) is gone too
+mkdir -p "$TMP/run/0/reused"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' \
+	"$TMP/run/0/reused/$$.sock"
+echo "pid=$$" >"$TMP/run/0/reused/$$.info"
+run "$TOPSPROF" --session-list
+checks=$((checks + 1))
+! grep -q "^    reused " <<<"$out" || die "a member of a reused pid is listed: $out"
+run "$TOPSPROF" --session-new reused "$BIN/simpleElemwiseAdd"
+expect_rc 0 "a session name whose only member's pid was taken again"
+
 # --- --reset ------------------------------------------------------------------------------------------
 mkdir -p "$TMP/run/0/stale"
 echo "pid=999999999" >"$TMP/run/0/stale/999999999.info"
