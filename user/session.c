@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "session.h"
 #include "infile.h"
+#include "outfile.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -12,7 +13,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -106,6 +106,30 @@ static int open_shared_dir(bool create)
  * first), owned by that user and writable by nobody else. Another user can neither plant
  * entries in it nor, by taking a name, keep it from being made: names of theirs are ignored.
  */
+/* a name as --session-new takes them: letters, digits, '-' and '_' (nothing a terminal acts on,
+ * whoever made it) */
+static bool plain_name(const char *s)
+{
+	size_t n = 0;
+
+	for (; s[n]; n++)
+		if (!((s[n] >= 'a' && s[n] <= 'z') || (s[n] >= 'A' && s[n] <= 'Z') ||
+		      (s[n] >= '0' && s[n] <= '9') || s[n] == '-' || s[n] == '_'))
+			return false;
+	return n && n <= SESSION_NAME_MAX;
+}
+
+/* the entries of the directory fd refers to (fd stays ours); NULL on failure */
+static DIR *dir_at(int fd)
+{
+	int dfd = openat(fd, ".", DIR_FLAGS);
+	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+
+	if (!d && dfd >= 0)
+		close(dfd);
+	return d;
+}
+
 static bool namespace_uid(const char *name, uid_t *uid)
 {
 	char *end;
@@ -115,7 +139,7 @@ static bool namespace_uid(const char *name, uid_t *uid)
 		return false;
 	errno = 0;
 	v = strtoul(name, &end, 10);
-	if (errno || v > (uid_t)-1 || (*end && *end != '.'))
+	if (errno || v > (uid_t)-1 || (*end && (*end != '.' || !plain_name(end + 1))))
 		return false;
 	*uid = (uid_t)v;
 	return true;
@@ -130,12 +154,9 @@ static int each_namespace(uid_t uid, bool mine_only, namespace_fn fn, void *ctx)
 	int base = open_shared_dir(false), rc = 0;
 
 	for (int pass = 0; base >= 0 && pass < (mine_only ? 1 : 2) && !rc; pass++) {
-		int dfd = openat(base, ".", DIR_FLAGS);
-		DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+		DIR *d = dir_at(base);
 		struct dirent *de;
 
-		if (!d && dfd >= 0)
-			close(dfd);
 		while (d && !rc && (de = readdir(d))) {
 			uid_t owner;
 			int nsfd;
@@ -179,22 +200,22 @@ static int own_namespace(char *where, size_t len)
 	snprintf(name, sizeof(name), "%u", (unsigned)getuid());
 	/* the plain name taken by someone else: a name nobody can guess */
 	for (int i = 0; fd < 0 && i < 8; i++) {
-		uint32_t r = 0;
+		struct stat st;
 
-		if (i && getrandom(&r, sizeof(r), 0) != sizeof(r))
-			r = (uint32_t)time(NULL) * 2654435761u + (uint32_t)i;
 		if (i)
-			snprintf(name, sizeof(name), "%u.%08x", (unsigned)getuid(), r);
+			snprintf(name, sizeof(name), "%u.%08x", (unsigned)getuid(),
+				 (uint32_t)outfile_random());
 		if (mkdirat(base, name, 0755) && errno != EEXIST)
 			break;
 		fd = openat(base, name, DIR_FLAGS);
-		/* past the umask; fails when not ours */
-		if (fd >= 0 && !fchmod(fd, 0755)) {
-			close(fd);
-			fd = open_owned_dir(base, name, getuid());
-		} else if (fd >= 0) {
+		/* ours (never another user's changed), past the umask */
+		if (fd >= 0 && (fstat(fd, &st) || st.st_uid != getuid() || fchmod(fd, 0755))) {
 			close(fd);
 			fd = -1;
+		}
+		if (fd >= 0) {
+			close(fd);
+			fd = open_owned_dir(base, name, getuid());
 		}
 	}
 	close(base);
@@ -213,18 +234,36 @@ static int sock_addr(struct sockaddr_un *a, int dirfd, const char *name)
 		       : -ENAMETOOLONG;
 }
 
-/* whether name in dirfd is a socket something listens on: a member's, or one left by a
- * process gone whose pid another has taken since (no listener) */
-static bool listening(int dirfd, const char *name)
+/* A connection to member pid's socket in dirfd, checked to be that very process listening as
+ * owner: a link or another socket put at the name meanwhile (connect follows links), or a pid
+ * taken again by another process (its socket has no listener), is refused. The connection's
+ * descriptor (blocking), or -1: errno EAGAIN when the member's queue is full, else the reason */
+static int connect_member(int dirfd, pid_t pid, uid_t owner)
 {
 	struct sockaddr_un a;
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	char name[32];
 	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	bool yes = fd >= 0 && !sock_addr(&a, dirfd, name) &&
-		   (!connect(fd, (struct sockaddr *)&a, sizeof(a)) || errno == EAGAIN);
 
-	if (fd >= 0)
+	snprintf(name, sizeof(name), "%d.sock", (int)pid);
+	if (fd < 0)
+		return -1;
+	if (sock_addr(&a, dirfd, name) || connect(fd, (struct sockaddr *)&a, sizeof(a)) ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen)) {
+		int err = errno;
+
 		close(fd);
-	return yes;
+		errno = err;
+		return -1;
+	}
+	if (clen != sizeof(cred) || cred.pid != pid || cred.uid != owner) {
+		close(fd);
+		errno = EACCES;
+		return -1;
+	}
+	fcntl(fd, F_SETFL, 0);
+	return fd;
 }
 
 /* members of a session directory: the pids of its sockets (made once, never replaced, so a
@@ -232,22 +271,23 @@ static bool listening(int dirfd, const char *name)
  * of processes gone are removed when the directory is ours (clean), never another user's. */
 static int members(int dirfd, bool clean, pid_t *pids, int max)
 {
-	int dfd = openat(dirfd, ".", DIR_FLAGS);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = dir_at(dirfd);
 	struct dirent *de;
 	struct stat dst, fst;
 	int n = 0;
 
-	if (!d) {
-		if (dfd >= 0)
-			close(dfd);
-		return -errno;
+	if (!d || fstat(dirfd, &dst)) {
+		int err = -errno;
+
+		if (d)
+			closedir(d);
+		return err;
 	}
-	fstat(dirfd, &dst);
 	while ((de = readdir(d))) {
 		char *end;
 		long pid = strtol(de->d_name, &end, 10);
 		bool sock = !strcmp(end, ".sock");
+		int probe;
 
 		if (end == de->d_name ||
 		    (!sock && strncmp(end, ".info", 5) && strncmp(end, ".sock", 5)))
@@ -261,10 +301,13 @@ static int members(int dirfd, bool clean, pid_t *pids, int max)
 		if (!sock || fstatat(dirfd, de->d_name, &fst, AT_SYMLINK_NOFOLLOW) ||
 		    !S_ISSOCK(fst.st_mode) || fst.st_uid != dst.st_uid)
 			continue;
-		if (listening(dirfd, de->d_name)) {
+		probe = connect_member(dirfd, (pid_t)pid, dst.st_uid);
+		if (probe >= 0)
+			close(probe);
+		if (probe >= 0 || errno == EAGAIN) { /* a full queue: busy, not gone */
 			if (n < max)
 				pids[n++] = (pid_t)pid;
-		} else if (clean) {
+		} else if (clean && errno == ECONNREFUSED) {
 			/* a socket is put in place listening: without a listener, its process is
 			 * gone (its pid taken again since) */
 			char info[32];
@@ -295,6 +338,8 @@ static int visit_session(struct found *f, int nsfd, uid_t owner, const char *nsn
 {
 	int rc;
 
+	if (!plain_name(sname))
+		return 0; /* not a session's: nothing of it is printed */
 	f->dirfd = open_owned_dir(nsfd, sname, owner);
 	if (f->dirfd < 0)
 		return 0;
@@ -320,19 +365,15 @@ static int visit_session(struct found *f, int nsfd, uid_t owner, const char *nsn
 static int visit_namespace(int nsfd, uid_t owner, const char *name, void *ctx)
 {
 	struct found *f = ctx;
-	int dfd, rc = 0;
-	DIR *d;
 	struct dirent *de;
+	DIR *d;
+	int rc = 0;
 
 	if (f->name)
 		return visit_session(f, nsfd, owner, name, f->name);
-	dfd = openat(nsfd, ".", DIR_FLAGS);
-	d = dfd >= 0 ? fdopendir(dfd) : NULL;
-	if (!d && dfd >= 0)
-		close(dfd);
+	d = dir_at(nsfd);
 	while (d && !rc && (de = readdir(d)))
-		if (de->d_name[0] != '.')
-			rc = visit_session(f, nsfd, owner, name, de->d_name);
+		rc = visit_session(f, nsfd, owner, name, de->d_name);
 	if (d)
 		closedir(d);
 	return rc;
@@ -530,23 +571,42 @@ static void reply(int fd, const char *fmt, ...)
 		return;
 }
 
-static const char *user_name(uid_t uid, char *buf, size_t len)
-{
-	struct passwd *pw = getpwuid(uid);
-
-	if (pw)
-		snprintf(buf, len, "%s", pw->pw_name);
-	else
-		snprintf(buf, len, "uid %u", (unsigned)uid);
-	return buf;
-}
-
 /* what another user wrote, fit to print: control characters (a terminal's escapes) become '?' */
 static void printable(char *s)
 {
 	for (; *s; s++)
 		if ((unsigned char)*s < 0x20 || *s == 0x7f)
 			*s = '?';
+}
+
+/* a user's name; the last two asked are kept (a member refusing a flood of one user's
+ * connections looks nothing up again: a directory service may be slow) */
+static const char *user_name(uid_t uid, char *buf, size_t len)
+{
+	static struct {
+		bool set;
+		uid_t uid;
+		char name[64];
+	} seen[2];
+	static int next;
+	struct passwd *pw;
+
+	for (int i = 0; i < 2; i++)
+		if (seen[i].set && seen[i].uid == uid) {
+			snprintf(buf, len, "%s", seen[i].name);
+			return buf;
+		}
+	pw = getpwuid(uid);
+	if (pw)
+		snprintf(buf, len, "%s", pw->pw_name);
+	else
+		snprintf(buf, len, "uid %u", (unsigned)uid);
+	printable(buf);
+	seen[next].set = true;
+	seen[next].uid = uid;
+	snprintf(seen[next].name, sizeof(seen[next].name), "%s", buf);
+	next ^= 1;
+	return buf;
 }
 
 enum control_action session_serve(struct session *s)
@@ -646,21 +706,18 @@ static int pick(const char *name, struct found *f, char *err, size_t errlen)
 	return -1;
 }
 
-static int send_one(int dirfd, pid_t pid, enum control_action a, char *reply_line, size_t len)
+static int send_one(int dirfd, uid_t owner, pid_t pid, enum control_action a, char *reply_line,
+		    size_t len)
 {
-	struct sockaddr_un addr;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int fd = connect_member(dirfd, pid, owner);
 	struct timeval tv = { REPLY_WAIT_MS / 1000, (REPLY_WAIT_MS % 1000) * 1000 };
-	char msg[16], sock[32];
+	char msg[16];
 	ssize_t n;
 	int sent;
 
-	snprintf(sock, sizeof(sock), "%d.sock", (int)pid);
-	if (fd < 0 || sock_addr(&addr, dirfd, sock) ||
-	    connect(fd, (struct sockaddr *)&addr, sizeof(addr))) {
-		snprintf(reply_line, len, "refused: cannot reach it (%s)", strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0) {
+		snprintf(reply_line, len, "refused: cannot reach it (%s)",
+			 errno == EACCES ? "not that member's socket" : strerror(errno));
 		return -1;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
@@ -688,7 +745,7 @@ int session_control(const char *name, enum control_action a, FILE *out, char *er
 	if (pick(name, &f, err, errlen))
 		return -1;
 	for (int i = 0; i < f.n; i++) {
-		if (send_one(f.dirfd, f.pids[i], a, line, sizeof(line))) {
+		if (send_one(f.dirfd, f.owner, f.pids[i], a, line, sizeof(line))) {
 			snprintf(err, errlen, "session %s, topsprof %d: %s", f.sname,
 				 (int)f.pids[i], line + (strncmp(line, "refused: ", 9) ? 0 : 9));
 			failed++;
@@ -788,18 +845,15 @@ struct reset_ctx {
 static int reset_namespace(int nsfd, uid_t owner, const char *nsname, void *p)
 {
 	struct reset_ctx *c = p;
-	int dfd = openat(nsfd, ".", DIR_FLAGS);
-	DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+	DIR *d = dir_at(nsfd);
 	struct dirent *de;
 
 	(void)nsname;
-	if (!d && dfd >= 0)
-		close(dfd);
 	while (d && (de = readdir(d))) {
 		pid_t pids[64];
 		int sfd, n;
 
-		if (de->d_name[0] == '.')
+		if (!plain_name(de->d_name))
 			continue;
 		sfd = open_owned_dir(nsfd, de->d_name, owner);
 		if (sfd < 0)

@@ -133,26 +133,42 @@ if id topsprof-e2e >/dev/null 2>&1; then
 		die "root put files in another user's directory: $(ls -lR "$TMP/run2/0")"
 
 	# nor hide root's sessions behind many namespaces of theirs, hang root's list with a FIFO
-	# for an info file, or pass for root in the list (the owner is the directory's)
+	# for an info file, pass for root in the list (the owner is the directory's), reach root's
+	# terminal with escape codes (in a command line, in a session's name), or have a socket of
+	# another process taken for a member's (the member is the process listening on it)
 	rm -rf "$TMP/run2/"*
 	su topsprof-e2e -s /bin/sh -c "cd '$TMP/run2' && for i in \$(seq 0 79); do
-		mkdir \$(id -u).\$i; done && mkdir -p \$(id -u)/fifo \$(id -u)/fake &&
-		mkfifo \$(id -u)/fifo/1.info &&
-		printf 'pid=1\\nuid=0\\nstate=collecting\\ncommand=evil\\033]0;x\\007\\n' >\$(id -u)/fake/1.info" ||
-		die "the other user could not make its namespaces"
+		mkdir \$(id -u).\$i; done" || die "the other user could not make its namespaces"
 	uid=$(id -u topsprof-e2e)
+	ns=$TMP/run2/$uid
+	# the other user's members, each its own process listening: fifo (a FIFO for its info),
+	# fake (an info that says root, escape codes in its command), a session named with escape
+	# codes; and impostor, a socket named after a live process (pid 1) that another listens on
 	su topsprof-e2e -s /bin/sh -c "exec python3 -c '
-import socket, sys, time
+import os, socket, sys, time
+ns = sys.argv[1]
+me = str(os.getpid())
+os.makedirs(ns, mode=0o755)
 socks = []
-for d in sys.argv[1:]:
-    s = socket.socket(socket.AF_UNIX); s.bind(d + \"/1.sock\"); s.listen(1); socks.append(s)
-time.sleep(30)' '$TMP/run2/$uid/fifo' '$TMP/run2/$uid/fake'" &
+for name, info in (
+        (\"fifo\", None),
+        (\"fake\", \"pid=%s\\nuid=0\\nstate=collecting\\ncommand=evil\\033]0;x\\007\\n\" % me),
+        (\"evil\\033]0;x\\007\", \"pid=%s\\nstate=collecting\\ncommand=x\\n\" % me),
+        (\"impostor\", None)):
+    d = os.path.join(ns, name); os.mkdir(d, 0o755)
+    if name == \"fifo\": os.mkfifo(os.path.join(d, me + \".info\"))
+    elif info: open(os.path.join(d, me + \".info\"), \"w\").write(info)
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(os.path.join(d, (\"1\" if name == \"impostor\" else me) + \".sock\")); s.listen(1)
+    socks.append(s)
+open(os.path.join(ns, \"ready\"), \"w\").close()
+time.sleep(30)' '$ns'" &
 	fake=$!
 	"$TOPSPROF" --session-new rootsess "$BIN/${LONG[@]}" >"$TMP/hidden.out" 2>&1 &
 	p=$!
-	# the application released (it runs as itself), the other user's sockets made
+	# the application released (it runs as itself), the other user's members made
 	for _ in $(seq 200); do
-		[ -S "$TMP/run2/$uid/fake/1.sock" ] && pgrep -P $p -x stress >/dev/null && break
+		[ -e "$ns/ready" ] && pgrep -P $p -x stress >/dev/null && break
 		sleep 0.05
 	done
 	run timeout 10 "$TOPSPROF" --session-list
@@ -160,9 +176,15 @@ time.sleep(30)' '$TMP/run2/$uid/fifo' '$TMP/run2/$uid/fake'" &
 	expect_out "    rootsess "
 	checks=$((checks + 1))
 	grep -E "^    fake .* root " <<<"$out" && die "another user's session listed as root's: $out"
+	expect_out "    fake "
 	expect_out " topsprof-e2e "
 	checks=$((checks + 1))
-	! grep -q $'\033' <<<"$out" || die "another user's escape codes reach root's terminal"
+	! grep -q $'\033' <<<"$out" || die "another user's escape codes reach root's terminal: $out"
+	checks=$((checks + 1))
+	! grep -q "impostor" <<<"$out" || die "a socket another process listens on is a member: $out"
+	run timeout 20 "$TOPSPROF" stop --session impostor
+	expect_rc 1
+	expect_err "--session impostor: no such session"
 	run timeout 20 "$TOPSPROF" stop --session rootsess
 	expect_rc 0 "root's session amid 80 namespaces of another user's"
 	wait $p || die "a run amid another user's namespaces: $(cat "$TMP/hidden.out")"
