@@ -42,14 +42,33 @@ int log_tee_close(char *err, size_t errlen)
 	return outfile_commit(&tee, err, errlen);
 }
 
+/* buf with every control character but line breaks and tabs shown as '?': names another user's
+ * process chose (its command, its topstx messages, a session's) never reach a terminal as
+ * escape sequences */
+static void write_printable(FILE *f, const char *buf, size_t len)
+{
+	size_t from = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = (unsigned char)buf[i];
+
+		if ((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t')
+			continue;
+		fwrite(buf + from, 1, i - from, f);
+		fputc('?', f);
+		from = i + 1;
+	}
+	fwrite(buf + from, 1, len - from, f);
+}
+
 void out_write(FILE *stream, bool quiet, const char *buf, size_t len)
 {
 	if (!quiet) {
-		fwrite(buf, 1, len, stream);
+		write_printable(stream, buf, len);
 		fflush(stream);
 	}
 	if (tee_open)
-		fwrite(buf, 1, len, tee.f);
+		write_printable(tee.f, buf, len);
 }
 
 static void out_vprint_q(FILE *stream, bool quiet, const char *fmt, va_list ap)
