@@ -43,13 +43,20 @@ expect_one_error() {
 
 # topsprof ARGS... run as the process whose pid was written to $TMP/pid (an exec'd shell), once
 # the caller has planted what it wants and written to $TMP/go
+wait_pidfile() { # $TMP/pid written, within 20 s
+	for _ in $(seq 2000); do
+		[ -s "$TMP/pid" ] && return 0
+		sleep 0.01
+	done
+	die "no pid written in 20 s"
+}
 start_known_pid() {
 	rm -f "$TMP/go" "$TMP/pid"
 	mkfifo "$TMP/go"
 	sh -c 'echo $$ >"$0/pid"; read x <"$0/go"; exec "$@"' "$TMP" "$@" \
 		>"$TMP/out" 2>"$TMP/err" &
 	bgpid=$!
-	while [ ! -s "$TMP/pid" ]; do sleep 0.01; done
+	wait_pidfile
 	pid=$(cat "$TMP/pid")
 }
 finish_known_pid() {
@@ -206,7 +213,7 @@ mkfifo "$TMP/go"
 	sh -c 'echo $$ >"$0/pid"; read x <"$0/go"; exec "$1"' "$TMP" "$BIN/simpleElemwiseAdd" \
 	>"$TMP/out" 2>"$TMP/err" &
 bgpid=$!
-while [ ! -s "$TMP/pid" ]; do sleep 0.01; done
+wait_pidfile
 pid=$(cat "$TMP/pid")
 # the application is this pid: its vpd is named after it
 ln -s "$TMP/victim" "$TMP/vpdrace/$(hostname)-$pid.vpd"
@@ -225,7 +232,7 @@ mkfifo "$TMP/go"
 	sh -c 'echo $$ >"$0/pid"; read x <"$0/go"; exec "$1"' "$TMP" "$BIN/simpleElemwiseAdd" \
 	>"$TMP/out" 2>"$TMP/err" &
 bgpid=$!
-while [ ! -s "$TMP/pid" ]; do sleep 0.01; done
+wait_pidfile
 pid=$(cat "$TMP/pid")
 ln -s "$TMP/victim" "$TMP/vpdrace/$(hostname)-$pid.vpd"
 finish_known_pid
@@ -258,7 +265,7 @@ rm -f "$TMP/pid"
 "$TOPSPROF" --quiet --export-rawdata "$TMP/kill/x.raw" --export-csv "$TMP/kill/x.csv" \
 	--runtime-lib "$RT" sh -c 'echo $$ >"$0/pid"; exec sleep 30' "$TMP" >"$TMP/out" 2>"$TMP/err" &
 bgpid=$!
-while [ ! -s "$TMP/pid" ]; do sleep 0.01; done
+wait_pidfile
 sleep 0.3
 kill -9 "$bgpid"
 wait "$bgpid" 2>/dev/null
