@@ -199,9 +199,13 @@ fi
 "$TOPSPROF" --session-new doomed "$BIN/${LONG[@]}" >/dev/null 2>&1 &
 p=$!
 wait_session doomed
+for _ in $(seq 100); do
+	app=$(pgrep -P $p -x stress) && break
+	sleep 0.05
+done
 kill -9 $p
 wait $p 2>/dev/null
-pkill -f "$BIN/stress -n $ROUNDS" 2>/dev/null
+[ -n "$app" ] && kill "$app" 2>/dev/null
 run "$TOPSPROF" --session-list
 expect_rc 0
 grep -q doomed <<<"$out" && die "a stale session is listed: $out"
