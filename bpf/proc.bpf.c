@@ -112,16 +112,11 @@ int BPF_PROG(proc_exit, struct task_struct *task)
 /* Signals generated for the launched application (app_tgid, set once it is forked), by signal:
  * when the last one came and who sent it. topsprof forwards a signal it was sent only when the
  * application did not get the same one too (a process group's, a terminal's, a job's). It runs
- * for every signal on the host: a rare event, and one compare when it is not the application's
- * (a few reads more when topsprof runs in a pid namespace of its own). */
+ * for every signal on the host: a rare event, and one compare when it is not the application's.
+ * Pids are global ones: topsprof runs in the initial pid namespace (proctree_open), where its
+ * own pids (fork's return, si_pid) are these. Helpers of Linux 5.8 at most (the ring buffer):
+ * no bpf_get_current_task_btf() (5.11). */
 __u32 app_tgid = 0;
-
-/* topsprof's pid namespace (the inode of /proc/self/ns/pid): app_tgid and the senders are pids
- * as topsprof sees them (fork's return, si_pid), 0 for a sender it cannot see (as si_pid) */
-const volatile __u32 pidns_ino = 0;
-
-#define PROC_PID_INIT_INO 0xEFFFFFFCU /* the initial pid namespace: pids are the global ones */
-#define PIDNS_MAX_LEVEL	  32	      /* MAX_PID_NS_LEVEL */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -130,31 +125,6 @@ struct {
 	__type(value, struct tp_sig_seen);
 } app_signals SEC(".maps");
 
-/* task's tgid in topsprof's pid namespace, 0 when it has none there (pid_nr_ns) */
-static __always_inline __u32 ns_tgid(struct task_struct *task)
-{
-	struct pid *pid;
-	unsigned int level;
-	void *numbers;
-
-	if (!pidns_ino || pidns_ino == PROC_PID_INIT_INO)
-		return BPF_CORE_READ(task, tgid);
-	pid = BPF_CORE_READ(task, group_leader, thread_pid);
-	if (!pid)
-		return 0;
-	level = BPF_CORE_READ(pid, level);
-	numbers = (void *)pid + bpf_core_field_offset(struct pid, numbers);
-	for (unsigned int i = 0; i <= PIDNS_MAX_LEVEL && i <= level; i++) {
-		struct upid up;
-
-		if (bpf_probe_read_kernel(&up, sizeof(up), numbers + i * sizeof(up)))
-			return 0;
-		if (BPF_CORE_READ(up.ns, ns.inum) == pidns_ino)
-			return (__u32)up.nr;
-	}
-	return 0;
-}
-
 SEC("tp_btf/signal_generate")
 int BPF_PROG(proc_signal, int sig, struct kernel_siginfo *info, struct task_struct *task, int group,
 	     int result)
@@ -162,13 +132,13 @@ int BPF_PROG(proc_signal, int sig, struct kernel_siginfo *info, struct task_stru
 	__u32 key = (__u32)sig;
 	struct tp_sig_seen *s;
 
-	if (!app_tgid || ns_tgid(task) != app_tgid)
+	if (!app_tgid || BPF_CORE_READ(task, tgid) != app_tgid)
 		return 0;
 	s = bpf_map_lookup_elem(&app_signals, &key);
 	if (!s)
 		return 0;
 	s->ts_ns = bpf_ktime_get_ns();
-	s->sender = ns_tgid(bpf_get_current_task_btf());
+	s->sender = (__u32)(bpf_get_current_pid_tgid() >> 32);
 	__sync_fetch_and_add(&s->count, 1);
 	return 0;
 }

@@ -216,8 +216,8 @@ enum kc_drop {
 /* by signal number: the last one generated for the application, and who sent it */
 struct tp_sig_seen {
 	__u64 ts_ns;  /* bpf_ktime_get_ns() */
-	__u32 sender; /* tgid of the task that generated it, in topsprof's pid namespace (as
-		       * si_pid: 0 when not seen there) */
+	__u32 sender; /* tgid of the task that generated it (global: topsprof runs in the
+		       * initial pid namespace, where si_pid is the same) */
 	__u32 count;
 };
 

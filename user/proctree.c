@@ -7,6 +7,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,13 +31,32 @@ static int handle(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* topsprof's pid namespace, for the signal records to give pids as topsprof sees them (0:
- * unknown, as the initial namespace) */
-static __u32 pidns_ino(void)
+#define PROC_PID_INIT_INO 0xEFFFFFFCU /* the initial pid namespace's (include/linux/proc_ns.h) */
+
+/* Whether topsprof runs in a pid namespace other than the initial one (a container's, unshare
+ * --pid): its /proc/self/ns/pid is not the initial namespace's, or NSpid lists more than one pid
+ * (that one shows only the namespaces from /proc's down: one pid in a container with a /proc of
+ * its own, so the inode is the test that counts). No /proc/self/ns (no pid namespaces): no. */
+static bool nested_pidns(void)
 {
 	struct stat st;
+	char line[256];
+	bool nested = false;
+	FILE *f;
+	int inner;
 
-	return stat("/proc/self/ns/pid", &st) ? 0 : (__u32)st.st_ino;
+	if (!stat("/proc/self/ns/pid", &st) && st.st_ino != PROC_PID_INIT_INO)
+		return true;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			nested = sscanf(line + 6, "%*d %d", &inner) == 1;
+			break;
+		}
+	fclose(f);
+	return nested;
 }
 
 int proctree_open(struct proctree **out, const struct proctree_opts *opts)
@@ -46,6 +66,14 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 
 	if (!pt)
 		return -ENOMEM;
+	/* the BPF programs see global pids (tracked_pids, the process and API events, the
+	 * signals' senders): topsprof's own would be another namespace's */
+	if (nested_pidns()) {
+		pr_error("topsprof runs in a pid namespace other than the host's: profiles must be "
+			 "taken from the host's pid namespace (a container's processes too)");
+		err = -EPERM;
+		goto fail;
+	}
 	pt->on_event = opts->on_event;
 	pt->ctx = opts->ctx;
 	pt->skel = proc_bpf__open();
@@ -55,7 +83,6 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 		goto fail;
 	}
 	pt->skel->rodata->filter_pids = !opts->system_wide;
-	pt->skel->rodata->pidns_ino = pidns_ino();
 	if (opts->max_pids)
 		bpf_map__set_max_entries(pt->skel->maps.tracked_pids, opts->max_pids);
 	err = proc_bpf__load(pt->skel);

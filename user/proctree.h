@@ -21,7 +21,10 @@ struct proctree_opts {
 	void *ctx;
 };
 
-/* open, load and attach; returns 0 or -errno (and says what failed) */
+/* open, load and attach; returns 0 or -errno (and says what failed). Every pid here is a
+ * global one (BPF sees those): topsprof must run in the initial pid namespace, the host's (it
+ * profiles a container's processes from there); in another one it fails with -EPERM and one
+ * line saying so */
 int proctree_open(struct proctree **out, const struct proctree_opts *opts);
 void proctree_close(struct proctree *pt);
 
@@ -37,8 +40,8 @@ int proctree_map_fd(const struct proctree *pt);
 
 /* signals generated for app (the launched application) are noted from now on; whether signal
  * sig reached it at or after since_ns (CLOCK_MONOTONIC) from a sender other than exclude, and
- * the sender in *sender. Pids are as seen from topsprof's pid namespace (as fork(2) and si_pid
- * give them; a sender not seen there is 0) */
+ * the sender in *sender. Pids are global ones, as topsprof sees them (proctree_open refuses a
+ * pid namespace other than the initial one) */
 void proctree_watch_signals(struct proctree *pt, pid_t app);
 bool proctree_app_signaled(const struct proctree *pt, int sig, uint64_t since_ns, pid_t exclude,
 			   pid_t *sender);
