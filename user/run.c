@@ -58,11 +58,12 @@ int run_exit_signal;
  * application runs, it ends topsprof: the signal */
 static volatile sig_atomic_t stop_requested;
 
-/* a signal sent to topsprof while the application runs, for the main loop to forward unless
- * the application got it too. The handler runs only inside the main loop's wait (the handled
- * signals are blocked everywhere else in it), so the loop never reads a half-written one. A
- * second of the same signal before the first was decided on is one, as the kernel merges a
- * pending signal. */
+/* a signal sent to topsprof while the application runs, for the main loop (and after it, the
+ * wait for the application's end) to forward unless the application got it too. pending[] is
+ * read only with the handled signals blocked (they come in the loop's wait, the report, the
+ * wait for the end), so a half-written one is never read. One per signal: a second of the same
+ * signal before the first was decided on is one, and a real-time signal's value (sigqueue) is
+ * not kept: it is forwarded with kill(), without it. */
 static struct {
 	bool set;
 	pid_t sender;
@@ -106,7 +107,9 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 	errno = saved;
 }
 
-static void set_signals(bool install)
+/* install: topsprof's handlers (flags: SA_RESTART, or 0 for a signal to cut any wait short),
+ * or else the dispositions topsprof was started with */
+static void set_signals(bool install, int flags)
 {
 	static bool known;
 	struct sigaction sa, old;
@@ -136,8 +139,10 @@ static void set_signals(bool install)
 			sa.sa_handler = SIG_IGN;
 		else
 			sa.sa_handler = SIG_DFL;
-		/* no SA_RESTART: a signal cuts the wait short */
-		sa.sa_flags = sa.sa_handler == SIG_IGN || sa.sa_handler == SIG_DFL ? 0 : SA_SIGINFO;
+		if (sa.sa_handler == SIG_IGN || sa.sa_handler == SIG_DFL)
+			sa.sa_flags = 0;
+		else
+			sa.sa_flags = SA_SIGINFO | flags;
 		sigaction(sig, &sa, NULL);
 	}
 }
@@ -682,6 +687,30 @@ static bool forward_signals(struct run *r)
 	return waiting;
 }
 
+/* The application after the report: with --duration it may still run, and its exit status is
+ * still topsprof's. Until it ends, a signal topsprof is sent is forwarded as in the main loop:
+ * what came since the loop's last look (in its last wait, in the report) first. Called with the
+ * handlers installed; the handled signals are blocked but while waiting (wait_mask, as in
+ * collect). A reaped application is not signaled (its pid may be another's by then). */
+static void wait_app(struct run *r, const sigset_t *wait_mask)
+{
+	sigprocmask(SIG_BLOCK, &handled_signals, NULL);
+	for (;;) {
+		int wait_ms;
+		struct timespec ts;
+
+		errno = 0;
+		if (launch_reap(&r->app, false) || errno == ECHILD)
+			break;
+		/* SIGCHLD (handled) cuts the wait short when the application ends */
+		wait_ms = forward_signals(r) ? 5 : POLL_MS;
+		ts.tv_sec = wait_ms / 1000;
+		ts.tv_nsec = (wait_ms % 1000) * 1000000L;
+		ppoll(NULL, 0, &ts, wait_mask);
+	}
+	sigprocmask(SIG_SETMASK, wait_mask, NULL);
+}
+
 /* the main loop; the handled signals are blocked in it except while it waits (wait_mask: the
  * mask topsprof had), so a signal never comes between a look at pending[] and the wait */
 static void collect(struct run *r, const sigset_t *wait_mask)
@@ -1195,7 +1224,8 @@ int cmd_profile(const struct cli *cli)
 	model_init(&r.m);
 	r.stats_mode = cli->api_mode == API_MODE_STATS ||
 		       (cli->api_mode == API_MODE_AUTO && !needs_every_call(cli));
-	set_signals(true);
+	/* no SA_RESTART: a signal cuts a wait short (epoll_pwait and ppoll never restart) */
+	set_signals(true, 0);
 	stop_requested = 0;
 	if (prepare_outputs(cli, &r.outs) || find_libraries(&r) || setup_bpf(&r))
 		goto out;
@@ -1283,18 +1313,21 @@ int cmd_profile(const struct cli *cli)
 	if (cli->app_argc)
 		child_pid = r.app.pid;
 	collect(&r, &wait_mask);
+	/* With --duration the application may still run: a signal topsprof is sent is still its,
+	 * noted in pending[] as it comes (its time tells whether the application got it too), and
+	 * the report's writes to a pipe or a terminal go on after it (SA_RESTART) rather than fail */
+	set_signals(true, SA_RESTART);
 	sigprocmask(SIG_SETMASK, &wait_mask, NULL);
 	report(&r);
-	set_signals(false);
-	/* with --duration the application may still run: its exit status is still ours */
-	if (cli->app_argc && !r.app.exited)
-		launch_reap(&r.app, true);
+	if (cli->app_argc)
+		wait_app(&r, &wait_mask);
+	set_signals(false, 0);
 	rc = cli->app_argc ? exit_as(&r.app, cli->given[OPT_QUIET]) : 0;
 	if (!rc && export_errors)
 		rc = 1;
 out:
 	child_pid = 0;
-	set_signals(false);
+	set_signals(false, 0);
 	ring_buffer__free(r.rb);
 	session_close(r.session);
 	raw_abort(r.raw);
