@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,12 +150,6 @@ static void proc_drop(struct proc_ref *p)
 	memset(p, 0, sizeof(*p));
 }
 
-void strrecover_forget(void)
-{
-	for (int i = 0; i < CACHED; i++)
-		proc_drop(&procs[i]);
-}
-
 /* the maps of p read again; false when the process is gone */
 static bool proc_read_maps(struct proc_ref *p, uint64_t now)
 {
@@ -207,13 +203,145 @@ static struct proc_ref *proc_get(int pid, uint64_t now)
 	return p;
 }
 
-/* the bytes at addr, len of them at most, into buf: how many could be read */
+/* The reads of another process's memory are made by one worker thread, never by the thread that
+ * reads the events: a page of the string may fault in a way that never completes (a file on a
+ * FUSE mount whose daemon does not answer, a userfaultfd region, an NFS server gone), and
+ * process_vm_readv would wait for it. The caller waits READ_DEADLINE_NS at most; after that the
+ * string counts as unreadable and the request is abandoned: the worker reads into a buffer of
+ * its own (rd.buf), which the caller copies from only once the read is done. While an abandoned
+ * read still waits, no other is attempted (each counts as unreadable at once); once it returns,
+ * the worker takes requests again. Everything the worker touches is static (rd, and rd.buf,
+ * freed only while no read is under way): a worker blocked when topsprof exits is ended with the
+ * process, and what it holds stays reachable. (Under LeakSanitizer alone, the check at exit stops
+ * every thread first, and a thread in such a fault stops only once the fault completes.) */
+#define READ_DEADLINE_NS 50000000ull
+
+enum rd_state {
+	RD_IDLE,    /* no request: the caller may set one */
+	RD_QUEUED,  /* set, not taken yet */
+	RD_READING, /* the worker reads: rd.buf is its own */
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t queued; /* RD_QUEUED */
+	pthread_cond_t done;   /* back to RD_IDLE; CLOCK_MONOTONIC for the deadline */
+	bool started, failed;
+	enum rd_state state;
+	int pid;
+	uint64_t addr;
+	size_t len, got;
+	char *buf;
+	size_t cap;
+} rd = { .lock = PTHREAD_MUTEX_INITIALIZER, .queued = PTHREAD_COND_INITIALIZER };
+
+static void *rd_worker(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&rd.lock);
+	for (;;) {
+		struct iovec local, remote;
+		ssize_t got;
+
+		while (rd.state != RD_QUEUED)
+			pthread_cond_wait(&rd.queued, &rd.lock);
+		rd.state = RD_READING;
+		local = (struct iovec){ rd.buf, rd.len };
+		remote = (struct iovec){ (void *)(uintptr_t)rd.addr, rd.len };
+		pthread_mutex_unlock(&rd.lock);
+		got = process_vm_readv(rd.pid, &local, 1, &remote, 1, 0);
+		pthread_mutex_lock(&rd.lock);
+		rd.got = got > 0 ? (size_t)got : 0;
+		rd.state = RD_IDLE;
+		pthread_cond_signal(&rd.done);
+	}
+	return NULL;
+}
+
+/* the worker, started the first time; false when it cannot be */
+static bool rd_start(void)
+{
+	pthread_condattr_t ca;
+	sigset_t all, old;
+	pthread_t t;
+	int err;
+
+	if (rd.started || rd.failed)
+		return rd.started;
+	rd.failed = true;
+	if (pthread_condattr_init(&ca))
+		return false;
+	err = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) || pthread_cond_init(&rd.done, &ca);
+	pthread_condattr_destroy(&ca);
+	if (err)
+		return false;
+	/* the signals topsprof handles go to the thread that reads the events, never to this one */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, NULL, rd_worker, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		pr_debug("strings are not read again: no thread to read them (%s)", strerror(err));
+		pthread_cond_destroy(&rd.done);
+		return false;
+	}
+	pthread_detach(t);
+	rd.failed = false;
+	rd.started = true;
+	return true;
+}
+
+/* The bytes at addr of process pid, len of them at most, into buf: how many could be read within
+ * the deadline; 0 also when a read abandoned before still waits. */
 static size_t read_mem(int pid, uint64_t addr, char *buf, size_t len)
 {
-	struct iovec local = { buf, len }, remote = { (void *)(uintptr_t)addr, len };
-	ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+	struct timespec until;
+	uint64_t t;
+	size_t got = 0;
 
-	return got > 0 ? (size_t)got : 0;
+	if (!rd_start())
+		return 0;
+	pthread_mutex_lock(&rd.lock);
+	if (rd.state != RD_IDLE) {
+		pthread_mutex_unlock(&rd.lock);
+		pr_debug("string at 0x%" PRIx64 " of process %d not read again: an earlier read"
+			 " (of process %d) still waits for its page",
+			 addr, pid, rd.pid);
+		return 0;
+	}
+	if (rd.cap < len) {
+		char *b = realloc(rd.buf, len);
+
+		if (!b) {
+			pthread_mutex_unlock(&rd.lock);
+			return 0;
+		}
+		rd.buf = b;
+		rd.cap = len;
+	}
+	rd.pid = pid;
+	rd.addr = addr;
+	rd.len = len;
+	rd.state = RD_QUEUED;
+	pthread_cond_signal(&rd.queued);
+	t = clock_ns(CLOCK_MONOTONIC) + READ_DEADLINE_NS;
+	until.tv_sec = (time_t)(t / 1000000000ull);
+	until.tv_nsec = (long)(t % 1000000000ull);
+	while (rd.state != RD_IDLE)
+		if (pthread_cond_timedwait(&rd.done, &rd.lock, &until) == ETIMEDOUT)
+			break;
+	if (rd.state == RD_IDLE) {
+		got = rd.got;
+		memcpy(buf, rd.buf, got);
+	} else {
+		if (rd.state == RD_QUEUED)
+			rd.state = RD_IDLE; /* not taken yet (a busy host): withdrawn */
+		pr_debug("string at 0x%" PRIx64 " of process %d not read again: its page did not"
+			 " come within %llu ms",
+			 addr, pid, READ_DEADLINE_NS / 1000000ull);
+	}
+	pthread_mutex_unlock(&rd.lock);
+	return got;
 }
 
 size_t strrecover_pieces(const struct tp_str_event *e, struct tp_str_event **out)
@@ -316,4 +444,18 @@ fail:
 		 pid);
 	free(buf);
 	return 0;
+}
+
+void strrecover_forget(void)
+{
+	for (int i = 0; i < CACHED; i++)
+		proc_drop(&procs[i]);
+	/* the worker's buffer, unless a read still waits with it (the worker itself stays) */
+	pthread_mutex_lock(&rd.lock);
+	if (rd.state == RD_IDLE) {
+		free(rd.buf);
+		rd.buf = NULL;
+		rd.cap = 0;
+	}
+	pthread_mutex_unlock(&rd.lock);
 }

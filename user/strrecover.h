@@ -29,11 +29,14 @@ uint64_t strrecover_span(const char *maps, uint64_t addr, uint64_t max, bool *wr
  * recovered (*out NULL). The process is held by its /proc directory from before its maps are
  * read to after its memory is: a process gone meanwhile, its pid reused, or one that started
  * after e->hdr.ts_ns (when the probe sent e; 0: not known) is not read from. Its maps are kept a
- * short while (100 ms) for the next faulted string, read again when one lies in none of them. */
+ * short while (100 ms) for the next faulted string, read again when one lies in none of them.
+ * Its memory is read by a thread of strrecover's own, waited for 50 ms at most: a page whose fault
+ * does not complete (FUSE, NFS, userfaultfd) makes the string unreadable, never holds up the
+ * caller longer; while that read still waits, no other is tried (0 at once). */
 size_t strrecover_pieces(const struct tp_str_event *e, struct tp_str_event **out);
 
 /* what strrecover_pieces keeps (not shared between threads: one thread reads the events),
- * closed and freed */
+ * closed and freed; the reading thread stays (its buffer too while a read of it waits) */
 void strrecover_forget(void);
 
 #endif

@@ -6,7 +6,7 @@
 # mappings; one it cannot read safely is counted, warned about and named
 # "[unreadable string at 0x...]", never an empty name. The names are compared with what
 # sim/samples/topstx_cold says it passed. A message whose page fault blocks (tests/e2e/topstx_uffd.c)
-# holds up no one else's events.
+# holds up no one else's events: neither the probe's fault nor topsprof's read again.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
@@ -52,13 +52,17 @@ expect_names() { # unreadable...
 # another thread marks once a millisecond: the probe sleeps holding no ring buffer record, so the
 # busy marks flow to topsprof meanwhile, none lost (a held record would stop the ring being read:
 # a 1 MB ring fills in about 250 ms of them). Needs a C compiler and userfaultfd (as root).
+uffd_app() {
+	local repo=$E2E_DIR/../..
+	[ -x "$TMP/topstx_uffd" ] && return 0
+	cc -O2 -pthread -I"$repo/sim/include" "$E2E_DIR/topstx_uffd.c" -L"$OUTPUT/sim/lib" \
+		-ltopstx -Wl,-rpath,"$OUTPUT/sim/lib" -o "$TMP/topstx_uffd" 2>"$TMP/cc.err" && return 0
+	echo "not tried: the blocking fault (no C compiler: $(head -n 1 "$TMP/cc.err"))"
+	return 1
+}
 uffd_stall() {
-	local app=$TMP/topstx_uffd repo=$E2E_DIR/../.. made took
-	if ! cc -O2 -pthread -I"$repo/sim/include" "$E2E_DIR/topstx_uffd.c" -L"$OUTPUT/sim/lib" \
-		-ltopstx -Wl,-rpath,"$OUTPUT/sim/lib" -o "$app" 2>"$TMP/cc.err"; then
-		echo "not tried: the blocking fault (no C compiler: $(head -n 1 "$TMP/cc.err"))"
-		return 0
-	fi
+	local app=$TMP/topstx_uffd made took
+	uffd_app || return 0
 	run "$TOPSPROF" --print-app-log --buffer-size 1MB "$app" 1500
 	if [ "$rc" != 0 ] && grep -q "userfaultfd\|UFFDIO_REGISTER" <<<"$err$out"; then
 		echo "not tried: the blocking fault (no userfaultfd here)"
@@ -73,6 +77,33 @@ uffd_stall() {
 	has_mark "uffd message" || die "no mark 'uffd message':"$'\n'"$out"
 	grep -qF "Mark busy mark: $made" <<<"$out" || die "not every busy mark of $made:"$'\n'"$out"$'\n'"$err"
 	grep -q "events lost" <<<"$err" && die "events lost while a probe slept: $err"
+	return 0
+}
+
+# Without sleepable uprobes, the same message in a region made read-only: topsprof reads it again
+# (a private read-only mapping), and that read's fault blocks for 2 s. topsprof waits 50 ms for it,
+# then counts the string unreadable and goes on reading events: every busy mark arrives, none
+# lost (a main loop waiting for the fault would let the 1 MB ring fill in about 250 ms).
+uffd_stall_read_again() {
+	local app=$TMP/topstx_uffd made addr
+	uffd_app || return 0
+	run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --debug --buffer-size 1MB \
+		"$app" 2000 ro
+	if [ "$rc" != 0 ] && grep -q "userfaultfd\|UFFDIO_REGISTER" <<<"$err$out"; then
+		echo "not tried: the blocking read again (no userfaultfd here)"
+		return 0
+	fi
+	expect_rc 0
+	expect_out "topstx_uffd: PASSED"
+	made=$(sed -n 's/^busy marks: \([0-9]*\)$/\1/p' <<<"$out")
+	addr=$(sed -n "s/^passed: mark 'uffd message' at \(0x[0-9a-f]*\)$/\1/p" <<<"$out")
+	checks=$((checks + 1))
+	grep -qF "Mark busy mark: $made" <<<"$out" ||
+		die "not every busy mark of $made while a read again waited:"$'\n'"$out"$'\n'"$err"
+	grep -q "events lost" <<<"$err" && die "events lost while a read again waited: $err"
+	has_mark "[unreadable string at $addr]" || die "no mark '[unreadable string at $addr]':"$'\n'"$out"
+	expect_err "did not come within 50 ms"
+	expect_err "warning: 1 topstx strings could not be read"
 	return 0
 }
 
@@ -104,6 +135,7 @@ expect_err "read again by topsprof from read-only mappings"
 expect_err "warning: 1 topstx strings could not be read"
 expect_err "0 faulted in by the probe, 2 read again from the process"
 expect_err "not read again: writable memory"
+uffd_stall_read_again
 
 # --- raw data and the profile file replay what was read again, and the loss ---------------------
 run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --export-rawdata "$TMP/cold.raw" \

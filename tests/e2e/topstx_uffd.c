@@ -4,8 +4,12 @@
  * fault is resolved, DELAY_MS after it began. Meanwhile another thread marks "busy mark" once a
  * millisecond: its events must reach topsprof as they come (the sleeping probe holds no ring
  * buffer record), none lost to a ring that a held record keeps from being read.
+ * With "ro", the region is made read-only after it is registered: without sleepable uprobes the
+ * probe cannot fault it in, and topsprof reads it again from a private read-only mapping, as it
+ * would a file's; the fault that read makes blocks for DELAY_MS, and must hold up none of the
+ * events meanwhile.
  * Prints what it passed, how many busy marks it made and how long the blocked mark took.
- * usage: topstx_uffd DELAY_MS; exit 2 when userfaultfd is not available here. */
+ * usage: topstx_uffd DELAY_MS [ro]; exit 2 when userfaultfd is not available here. */
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -98,6 +102,7 @@ int main(int argc, char **argv)
 	topstxEventAttributes_t a;
 	pthread_t rt, bt;
 	long t0, took;
+	int ro = argc > 2 && !strcmp(argv[2], "ro");
 
 	delay_ms = argc > 1 ? atoi(argv[1]) : 2000;
 	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
@@ -117,6 +122,10 @@ int main(int argc, char **argv)
 		perror("UFFDIO_REGISTER");
 		return 2;
 	}
+	if (ro && mprotect(region, PAGE, PROT_READ)) {
+		perror("mprotect");
+		return 1;
+	}
 	if (pthread_create(&rt, NULL, resolver, NULL) || pthread_create(&bt, NULL, busy, NULL))
 		return 1;
 	usleep(100 * 1000); /* the busy marks flow */
@@ -125,7 +134,8 @@ int main(int argc, char **argv)
 	t0 = now_ms();
 	topstxMark(&a);
 	took = now_ms() - t0;
-	usleep(200 * 1000);
+	/* with "ro", topsprof's read of it faults meanwhile: the busy marks go on past its delay */
+	usleep((useconds_t)(ro ? delay_ms + 500 : 200) * 1000);
 	atomic_store(&busy_done, 1);
 	pthread_join(bt, NULL);
 	atomic_store(&done, 1);

@@ -10,12 +10,15 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/sched.h>
+#include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -295,6 +298,73 @@ static void test_maps_kept(void **state)
 	strrecover_forget();
 }
 
+/* A page whose fault does not complete (a userfaultfd region, as a FUSE or NFS file could be):
+ * the read is waited for 50 ms, then the string is not recovered; while that read still waits,
+ * no other is tried; once the fault is resolved, reads go on. Needs userfaultfd for faults the
+ * kernel takes (root). */
+static void test_deadline(void **state)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	static char page[4096] __attribute__((aligned(4096))) = "came at last";
+	struct uffdio_register reg;
+	struct uffdio_copy copy;
+	struct tp_str_event *e, *r, *p;
+	uint64_t t0;
+	size_t n = 0;
+	char *region;
+	int uffd;
+
+	(void)state;
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
+		printf("the blocking read not tried: userfaultfd: %s\n", strerror(errno));
+		if (uffd >= 0)
+			close(uffd);
+		skip();
+	}
+	strrecover_forget();
+	region = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(region != MAP_FAILED);
+	memset(&reg, 0, sizeof(reg));
+	reg.range.start = (uint64_t)(uintptr_t)region;
+	reg.range.len = 4096;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	assert_int_equal(ioctl(uffd, UFFDIO_REGISTER, &reg), 0);
+	assert_int_equal(mprotect(region, 4096, PROT_READ), 0);
+	/* its fault waits for this thread, which waits for the read: 50 ms, then not recovered */
+	e = faulted(region, 0, 4096, 0);
+	t0 = mono_ns();
+	assert_int_equal(strrecover_pieces(e, &p), 0);
+	assert_null(p);
+	assert_in_range(mono_ns() - t0, 40000000ull, 1000000000ull);
+	/* that read still waits: .rodata is not read either */
+	r = faulted(rodata_msg, 0, 4096, 0);
+	assert_int_equal(strrecover_pieces(r, &p), 0);
+	/* the fault resolved: the waiting read returns, the next are made */
+	memset(&copy, 0, sizeof(copy));
+	copy.dst = reg.range.start;
+	copy.src = (uint64_t)(uintptr_t)page;
+	copy.len = 4096;
+	assert_int_equal(ioctl(uffd, UFFDIO_COPY, &copy), 0);
+	for (int i = 0; i < 100 && !n; i++) {
+		n = strrecover_pieces(r, &p);
+		if (!n)
+			usleep(10 * 1000);
+	}
+	assert_int_equal(n, 1);
+	assert_memory_equal(p[0].data, rodata_msg, strlen(rodata_msg));
+	free(p);
+	assert_int_equal(strrecover_pieces(e, &p), 1);
+	assert_int_equal(p[0].len, strlen(page));
+	assert_memory_equal(p[0].data, page, p[0].len);
+	free(p);
+	free(r);
+	free(e);
+	munmap(region, 4096);
+	close(uffd);
+	strrecover_forget();
+}
+
 static struct tp_api_event mark(uint64_t id)
 {
 	struct tp_api_event e;
@@ -435,8 +505,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_allowed),	  cmocka_unit_test(test_span),
 		cmocka_unit_test(test_pieces),	  cmocka_unit_test(test_pid),
-		cmocka_unit_test(test_maps_kept), cmocka_unit_test(test_model),
-		cmocka_unit_test(test_profile),
+		cmocka_unit_test(test_maps_kept), cmocka_unit_test(test_deadline),
+		cmocka_unit_test(test_model),	  cmocka_unit_test(test_profile),
 	};
 
 	return cmocka_run_group_tests_name("strrecover", tests, NULL, NULL);
