@@ -771,8 +771,9 @@ static void warn_losses(const struct model *m)
 	if (m->lost_unreadable)
 		out_print(stderr,
 			  "==%u== warning: %llu topstx strings could not be read: not in memory "
-			  "when passed, and not safe to read again later (writable memory, or the "
-			  "process had ended); shown as [unreadable string at 0x...]\n",
+			  "when passed, and not safe to read again later (writable memory, the "
+			  "process had ended, or its page did not come in time); shown as "
+			  "[unreadable string at 0x...]\n",
 			  pid, (unsigned long long)m->lost_unreadable);
 	if (m->str_faulted_in + m->str_recovered)
 		pr_debug("topstx strings in pages the application had not touched: %llu faulted in "
