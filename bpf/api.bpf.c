@@ -11,10 +11,11 @@
 
 #include "common.h"
 #include "events.h"
+#include "regs.h"
+#include "tracked.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
-const volatile bool filter_pids = true;
 const volatile bool stats_mode = false;
 const volatile __u32 max_str_bytes = 4096;
 /* api_entry is loaded sleepable (Linux 6.0+): a string in a page the application has not touched
@@ -25,15 +26,6 @@ const volatile __u32 max_str_bytes = 4096;
 const volatile bool sleepable = false;
 
 /* switched by topsprof at run time (--profile-from-start, start/stop) */
-__u32 collecting = 1;
-
-/* shared with bpf/proc.bpf.c: topsprof hands this object the tracker's map */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u32);
-} tracked_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -342,7 +334,7 @@ int BPF_KPROBE(api_entry)
 
 	if (!collecting)
 		return 0;
-	if (filter_pids && !bpf_map_lookup_elem(&tracked_pids, &tgid))
+	if (!is_tracked(tgid))
 		return 0;
 	tc = bpf_map_lookup_elem(&inflight, &tid);
 	if (!tc) {
@@ -350,8 +342,7 @@ int BPF_KPROBE(api_entry)
 
 		if (!z)
 			return 0;
-		bpf_map_update_elem(&inflight, &tid, z, BPF_NOEXIST);
-		tc = bpf_map_lookup_elem(&inflight, &tid);
+		tc = lookup_or_init(&inflight, &tid, z);
 		if (!tc)
 			return 0;
 	}
@@ -375,9 +366,10 @@ int BPF_KPROBE(api_entry)
 	f->args[2] = PT_REGS_PARM3(ctx);
 	f->args[3] = PT_REGS_PARM4(ctx);
 	f->args[4] = PT_REGS_PARM5(ctx);
-	f->args[5] = ctx->r9; /* libbpf 1.1 has no PT_REGS_PARM6; x86-64 passes the sixth in r9 */
+	f->args[5] = ARG6(ctx);
 	if (cookie & API_CK_STACK)
-		bpf_probe_read_user(f->stack, sizeof(f->stack), (void *)(PT_REGS_SP(ctx) + 8));
+		bpf_probe_read_user(f->stack, sizeof(f->stack),
+				    (void *)(PT_REGS_SP(ctx) + STACK_ARGS_OFF));
 	else
 		__builtin_memset(f->stack, 0, sizeof(f->stack));
 	__builtin_memset(f->attr, 0, sizeof(f->attr));
@@ -423,16 +415,12 @@ static __always_inline void stat_add(struct api_stat *st, __u64 dur)
 static __always_inline void account(__u32 tgid, __u32 fn, __u64 dur)
 {
 	struct api_stat_key key = { .pid = tgid, .fn = fn };
-	struct api_stat *st = bpf_map_lookup_elem(&api_stats, &key);
 	struct api_stat zero = {};
+	struct api_stat *st = lookup_or_init(&api_stats, &key, &zero);
 
 	if (!st) {
-		bpf_map_update_elem(&api_stats, &key, &zero, BPF_NOEXIST);
-		st = bpf_map_lookup_elem(&api_stats, &key);
-		if (!st) {
-			count_drop(API_DROP_STAT);
-			return;
-		}
+		count_drop(API_DROP_STAT);
+		return;
 	}
 	stat_add(st, dur);
 }

@@ -1,7 +1,22 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* Helpers every BPF object of topsprof uses. */
+/* Helpers and flags every BPF object of topsprof uses. */
 #ifndef TOPSPROF_BPF_COMMON_H
 #define TOPSPROF_BPF_COMMON_H
+
+/* topsprof start/stop switch it (--profile-from-start off: false at load) */
+bool collecting = true;
+
+/* key's value in a hash map, made from init when it has none (another CPU may make it first:
+ * then that one); NULL when the map is full */
+static __always_inline void *lookup_or_init(void *map, const void *key, const void *init)
+{
+	void *v = bpf_map_lookup_elem(map, key);
+
+	if (v)
+		return v;
+	bpf_map_update_elem(map, key, init, BPF_NOEXIST);
+	return bpf_map_lookup_elem(map, key);
+}
 
 /* one more of a loss: index which of a per-CPU array of __u64 counters. Atomically: a sleepable
  * program (api_entry) may be preempted by another run on the same CPU between a load and a

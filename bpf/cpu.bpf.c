@@ -8,18 +8,9 @@
 
 #include "common.h"
 #include "events.h"
+#include "tracked.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-const volatile bool filter_pids = true;
-bool collecting = true; /* topsprof start/stop switch it */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u32);
-} tracked_pids SEC(".maps"); /* the process tracker's, shared */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -65,28 +56,21 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct cpu_key key = { .tgid = id >> 32, .tid = (__u32)id };
-	__u64 one = 1, *n;
+	__u64 zero = 0, *n;
 
 	if (!key.tgid || !collecting) /* the idle task */
 		return 0;
-	if (filter_pids && !bpf_map_lookup_elem(&tracked_pids, &key.tgid))
+	if (!is_tracked(key.tgid))
 		return 0;
 	announce_process(&cpu_seen, &cpu_new, key.tgid);
 	key.ustack = bpf_get_stackid(ctx, &cpu_stacks, BPF_F_USER_STACK);
 	key.kstack = bpf_get_stackid(ctx, &cpu_stacks, 0);
 	/* a negative id stays in the key: -EFAULT, no frames on that side; else the stack was lost
 	 * (-ENOMEM: the map is full; -EEXIST: its bucket holds another stack) */
-	n = bpf_map_lookup_elem(&cpu_counts, &key);
-	if (n) {
+	n = lookup_or_init(&cpu_counts, &key, &zero);
+	if (n)
 		__sync_fetch_and_add(n, 1);
-		return 0;
-	}
-	if (bpf_map_update_elem(&cpu_counts, &key, &one, BPF_NOEXIST)) {
-		n = bpf_map_lookup_elem(&cpu_counts, &key); /* another CPU added it meanwhile */
-		if (n)
-			__sync_fetch_and_add(n, 1);
-		else
-			count_drop(CPU_DROP_COUNT);
-	}
+	else
+		count_drop(CPU_DROP_COUNT);
 	return 0;
 }

@@ -7,19 +7,12 @@
 
 #include "common.h"
 #include "events.h"
+#include "tracked.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 filter = KC_FILTER_CURRENT; /* enum kc_filter */
 const volatile __u32 self_tgid;			 /* topsprof: never followed */
-bool collecting = true;				 /* topsprof start/stop switch it */
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
-	__type(key, __u32);
-	__type(value, __u32);
-} tracked_pids SEC(".maps"); /* the process tracker's, shared */
 
 /* per thread: the entry point it is in, and the wait it is in */
 struct kc_thread {
@@ -104,15 +97,11 @@ static __always_inline void kc_announce(__u32 tgid)
  * time comes at its return, d 0 at its entry) */
 static __always_inline void kc_add(void *map, const void *key, __u64 d, __u32 drop)
 {
-	struct kc_totals zero = {}, *v = bpf_map_lookup_elem(map, key);
+	struct kc_totals zero = {}, *v = lookup_or_init(map, key, &zero);
 
 	if (!v) {
-		bpf_map_update_elem(map, key, &zero, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(map, key);
-		if (!v) {
-			kc_count_drop(drop);
-			return;
-		}
+		kc_count_drop(drop);
+		return;
 	}
 	__sync_fetch_and_add(&v->count, 1);
 	__sync_fetch_and_add(&v->total_ns, d);

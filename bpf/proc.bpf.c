@@ -9,18 +9,9 @@
 
 #include "common.h"
 #include "events.h"
+#include "tracked.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-/* false: every process counts as tracked (system-wide) */
-const volatile bool filter_pids = true;
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384); /* topsprof may resize before load */
-	__type(key, __u32);	    /* tgid */
-	__type(value, __u32);	    /* tgid of the process it descends from (the root: itself) */
-} tracked_pids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -38,11 +29,6 @@ struct {
 static __always_inline void count_drop(__u32 which)
 {
 	count_in(&proc_drops, which);
-}
-
-static __always_inline bool is_tracked(__u32 tgid)
-{
-	return !filter_pids || bpf_map_lookup_elem(&tracked_pids, &tgid);
 }
 
 static __always_inline void emit(enum tp_event_type type, struct task_struct *task, __u32 ppid,
