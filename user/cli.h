@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "domain.h"
+
 enum opt_id {
 	/* GCU collection (manual 2.1) */
 	OPT_PROFILE_FROM_START,
@@ -157,13 +159,6 @@ enum kfilter_kind {
 	KFILTER_ALL,
 	KFILTER_KMD,
 	KFILTER_FUNCS
-};
-
-/* trace domains known to topsprof (manual 2.2, 4.3) */
-enum trace_domain {
-	TRACE_RUNTIME = 1u << 0,
-	TRACE_TOPSTX = 1u << 1,
-	TRACE_TOPSPROFILER = 1u << 2,
 };
 
 #define CLI_MAX_WARNINGS 8

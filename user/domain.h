@@ -6,7 +6,12 @@
 #include <stddef.h>
 #include <stdio.h>
 
-#include "cli.h"
+/* trace domains known to topsprof (manual 2.2, 4.3) */
+enum trace_domain {
+	TRACE_RUNTIME = 1u << 0,
+	TRACE_TOPSTX = 1u << 1,
+	TRACE_TOPSPROFILER = 1u << 2,
+};
 
 struct trace_domain_def {
 	const char *name;
