@@ -472,7 +472,9 @@ static int db_create(struct outfile *o, struct writer *w, const struct outtarget
 	if (outfile_create_private(o, t, name, w->err, w->errlen))
 		return -1;
 	vfs = sqlfd_vfs();
-	/* URIs: a merge attaches its members by one (fd_uri) */
+	/* o->db names the file outfile_create_private made (O_EXCL, in its private directory, as
+	 * /proc/self/fd/N/name): SQLite opens that one, creates none (no SQLITE_OPEN_CREATE) and
+	 * follows no link. URIs: a merge attaches its members by one (sqlfd_uri) */
 	if (!vfs || sqlite3_open_v2(o->db, &w->db,
 				    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI,
 				    vfs) != SQLITE_OK) {
