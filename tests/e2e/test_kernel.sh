@@ -67,10 +67,16 @@ run "$TOPSPROF" --kernel-callstack --debug --export-profile "$TMP/k.topsprof" \
 expect_rc 0
 expect_out "KERNEL activities:"
 expect_out "through tracepoints (raw_syscalls, sched_switch); filter current"
-# the three blocking synchronizations that wait (and the final one) sleep in the driver
+# the blocking synchronizations whose device work has not ended yet sleep in the driver: at least
+# one (scalar_add runs for 56 ms), at most one per synchronization the app made (how many find
+# their work done depends on how busy the host is)
 line=$(kernel | grep ' futex (driver)$')
+syncs=$(sed -n '/RUNTIME activities:/,$ s/.* \([0-9][0-9]*\) .* topsStreamSynchronize$/\1/p' <<<"$out" |
+	head -n 1)
+futexes=$(awk '{ print $4 }' <<<"$line")
 checks=$((checks + 1))
-[ "$(awk '{ print $4 }' <<<"$line")" = 4 ] || die "futex (driver) calls: '$line'"$'\n'"$out"
+[ -n "$syncs" ] && [ -n "$futexes" ] && [ "$futexes" -ge 1 ] && [ "$futexes" -le "$syncs" ] ||
+	die "futex (driver) calls: '$line', of $syncs synchronizations"$'\n'"$out"
 expect_out "in futex (driver), simpleElemwiseA (pid $(app_pid))"
 # its stack, innermost first: the kernel's wait, then the runtime call that waited
 top=$(kernel | sed -n '/ 1) /,/ 2) /p')
