@@ -55,9 +55,9 @@ BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/bpf/%.bpf.o)
 SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/skel/%.skel.h)
 
-USER_SRCS := $(wildcard user/*.c user/*/*.c)
+USER_SRCS := $(wildcard user/*/*.c user/*/*/*.c)
 USER_OBJS := $(USER_SRCS:%.c=$(OUTPUT)/%.o)
-LIB_OBJS := $(filter-out $(OUTPUT)/user/main.o,$(USER_OBJS))
+LIB_OBJS := $(filter-out $(OUTPUT)/user/app/main.o,$(USER_OBJS))
 TOPSPROF := $(OUTPUT)/topsprof
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -98,10 +98,7 @@ $(OUTPUT)/user/%.o: user/%.c | $(SKELS) $(OUTPUT)/skel/syscall_names.h $(sort $(
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -c $< -o $@
 
-# the driver's reader library (sim/driver) is linked in: it is how topsprof reads GCU records
-DRIVER_OBJS = $(patsubst %.c,$(OUTPUT)/simtest/%.o,$(SIM_DRIVER_SRCS))
-
-$(TOPSPROF): $(USER_OBJS) $(DRIVER_OBJS) | $(OUTPUT)
+$(TOPSPROF): $(USER_OBJS) | $(OUTPUT)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -177,8 +174,9 @@ e2e-san: $(TOPSPROF) sim
 FUZZ := $(OUTPUT)/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
-FUZZ_PROFILE_SRCS := user/store.c user/model.c user/apitable.c user/strlist.c user/cpustacks.c \
-	user/utilization.c user/kstacks.c user/infile.c
+FUZZ_PROFILE_SRCS := user/output/store.c user/model/model.c user/target/runtime/apitable.c \
+	user/lib/strlist.c user/model/cpustacks.c user/model/utilization.c user/model/kstacks.c \
+	user/lib/infile.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
 	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd $(FUZZ)/fuzz_symtab $(FUZZ)/fuzz_procmaps
 
@@ -192,28 +190,30 @@ $(FUZZ)/fuzz_profile_payload: tests/fuzz/fuzz_profile.c $(FUZZ_PROFILE_SRCS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) -DFUZZ_PAYLOAD $^ -lz -o $@
 
-$(FUZZ)/fuzz_rawdata: tests/fuzz/fuzz_rawdata.c user/rawdata.c user/outfile.c $(FUZZ_PROFILE_SRCS)
+$(FUZZ)/fuzz_rawdata: tests/fuzz/fuzz_rawdata.c user/output/rawdata.c user/lib/outfile.c \
+		$(FUZZ_PROFILE_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lz -o $@
 
-$(FUZZ)/fuzz_vpd: tests/fuzz/fuzz_vpd.c user/vpd.c user/sqlfd.c user/outfile.c user/report.c \
-		user/format.c $(FUZZ_PROFILE_SRCS)
+$(FUZZ)/fuzz_vpd: tests/fuzz/fuzz_vpd.c user/output/vpd.c user/output/sqlfd.c user/lib/outfile.c \
+		user/output/report.c user/lib/format.c $(FUZZ_PROFILE_SRCS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lsqlite3 -lz -lm -o $@
 
-$(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/activity.c user/strlist.c user/infile.c
+$(FUZZ)/fuzz_activities: tests/fuzz/fuzz_activities.c user/model/activity.c user/lib/strlist.c \
+		user/lib/infile.c
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lcjson -o $@
 
-$(FUZZ)/fuzz_symtab: tests/fuzz/fuzz_symtab.c user/symtab.c user/elfinfo.c
+$(FUZZ)/fuzz_symtab: tests/fuzz/fuzz_symtab.c user/symbols/symtab.c user/target/elfinfo.c
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -lelf -llzma -lstdc++ -o $@
 
-$(FUZZ)/fuzz_procmaps: tests/fuzz/fuzz_procmaps.c user/procmaps.c
+$(FUZZ)/fuzz_procmaps: tests/fuzz/fuzz_procmaps.c user/symbols/procmaps.c
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $^ -o $@
@@ -249,10 +249,9 @@ $(BENCH)/bare.skel.h: $(BENCH)/bare.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name bare_bpf > $@
 
-$(BENCH)/bare: scripts/bench/bare.c $(BENCH)/bare.skel.h $(LIB_OBJS) $(DRIVER_OBJS)
+$(BENCH)/bare: scripts/bench/bare.c $(BENCH)/bare.skel.h $(LIB_OBJS)
 	$(call msg,CC,$@)
-	$(Q)$(CC) $(CPPFLAGS) -I$(BENCH) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(DRIVER_OBJS) \
-		$(LDLIBS) -o $@
+	$(Q)$(CC) $(CPPFLAGS) -I$(BENCH) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 $(BENCH)/apibench: scripts/bench/apibench.c $(SIM_LIB)/libtopsrt.so
 	$(call msg,CC,$@)
@@ -273,4 +272,4 @@ install: $(TOPSPROF)
 clean:
 	$(Q)rm -rf build build-san
 
--include $(wildcard $(OUTPUT)/bpf/*.d $(OUTPUT)/user/*.d $(OUTPUT)/user/*/*.d $(OUTPUT)/tests/*.d)
+-include $(wildcard $(OUTPUT)/bpf/*.d $(USER_OBJS:.o=.d) $(OUTPUT)/tests/*.d)

@@ -9,13 +9,16 @@ SIM_LIB := $(SIM_OUT)/lib
 SIM_BIN := $(SIM_OUT)/bin
 SIM_CFLAGS := -O2 -g -std=gnu11 -Wall -Wextra -Werror -MMD -MP -D_GNU_SOURCE -pthread \
 	-fno-omit-frame-pointer -mno-omit-leaf-frame-pointer -fno-shrink-wrap \
-	-fno-optimize-sibling-calls -Isim/include -Iinclude
+	-fno-optimize-sibling-calls -Isim/include -Iinclude -Iuser
 SIM_PIC := $(SIM_CFLAGS) -fPIC -fvisibility=hidden
 SIM_APP_CFLAGS := $(filter-out -MMD -MP,$(SIM_CFLAGS))
 SIM_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
-SIM_RT_SRCS := $(wildcard sim/rt/*.c) sim/driver/region.c
-SIM_DRIVER_SRCS := sim/driver/region.c sim/driver/readout.c
+# the device writes the driver's region that topsprof reads: the region's mapping, the one
+# definition of its layout, is topsprof's (user/gcu/region.c); the device's side is the sim's
+SIM_RT_SRCS := $(wildcard sim/rt/*.c) sim/driver/writer.c user/gcu/region.c
+# gcu-records reads as topsprof does
+SIM_DRIVER_SRCS := user/gcu/region.c user/gcu/readout.c
 SIM_RT_OBJS := $(SIM_RT_SRCS:%.c=$(SIM_OUT)/obj/%.o)
 SIM_RT_CET_OBJS := $(SIM_RT_SRCS:%.c=$(SIM_OUT)/obj-cet/%.o)
 SIM_TX_OBJS := $(SIM_OUT)/obj/sim/tx/topstx.o
@@ -27,8 +30,9 @@ SIM_TARGETS := $(SIM_LIB)/libtopsrt.so $(SIM_LIB)/libtopsrt.a $(SIM_LIB)/libtops
 	$(SIM_SAMPLES:%=$(SIM_BIN)/%) $(SIM_BIN)/dlopen_app $(SIM_BIN)/simpleElemwiseAdd_static \
 	$(SIM_BIN)/ctypes_app.py $(SIM_BIN)/gcu-records
 
-# the same sources compiled for the unit tests, with the tests' flags (ASan/UBSan under SAN=1)
-SIM_TEST_OBJS := $(patsubst %.c,$(OUTPUT)/simtest/%.o,$(sort $(SIM_RT_SRCS) $(SIM_DRIVER_SRCS)))
+# the same sources compiled for the unit tests, with the tests' flags (ASan/UBSan under SAN=1);
+# topsprof's own come from its objects
+SIM_TEST_OBJS := $(patsubst %.c,$(OUTPUT)/simtest/%.o,$(filter-out user/%,$(SIM_RT_SRCS)))
 
 sim: $(SIM_TARGETS)
 
@@ -45,7 +49,7 @@ $(SIM_OUT)/obj-cet/%.o: %.c sim/sim.mk
 $(OUTPUT)/simtest/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CPPFLAGS) -Isim/include $(CFLAGS) -pthread -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) -Isim/include -Isim $(CFLAGS) -pthread -c $< -o $@
 
 # a shared library and its development link: $(call sim_so,soname,objects,map,extra-libs)
 define sim_so

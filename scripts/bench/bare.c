@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "bare.skel.h"
-#include "elfinfo.h"
-#include "tracer.h"
+#include "target/elfinfo.h"
+#include "collect/tracer.h"
 
 int main(int argc, char **argv)
 {

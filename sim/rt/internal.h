@@ -8,7 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "../driver/region.h"
+#include "../driver/writer.h"
 #include "tops/tops_runtime_api.h"
 
 #define API __attribute__((visibility("default"), noinline))

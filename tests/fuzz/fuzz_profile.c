@@ -4,7 +4,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "store.h"
+#include "output/store.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -7,7 +7,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rawdata.h"
+#include "output/rawdata.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "symtab.h"
+#include "symbols/symtab.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

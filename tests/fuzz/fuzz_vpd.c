@@ -9,7 +9,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vpd.h"
+#include "output/vpd.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

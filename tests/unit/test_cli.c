@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "activity.h"
-#include "cli.h"
+#include "model/activity.h"
+#include "app/cli.h"
 
 #define MAX_WORDS 32
 

@@ -16,13 +16,13 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "elfinfo.h"
-#include "cpustacks.h"
-#include "ksyms.h"
-#include "symbolize.h"
-#include "proccache.h"
-#include "procmaps.h"
-#include "symtab.h"
+#include "target/elfinfo.h"
+#include "model/cpustacks.h"
+#include "symbols/ksyms.h"
+#include "symbols/symbolize.h"
+#include "symbols/proccache.h"
+#include "symbols/procmaps.h"
+#include "symbols/symtab.h"
 
 #define FIX(name) FIXTURE_DIR "/" name
 

@@ -16,10 +16,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "apitable.h"
-#include "elfinfo.h"
-#include "findlib.h"
-#include "tracer.h"
+#include "target/runtime/apitable.h"
+#include "target/elfinfo.h"
+#include "target/findlib.h"
+#include "collect/tracer.h"
 
 static const char *sim(const char *rel)
 {

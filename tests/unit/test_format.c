@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "format.h"
+#include "lib/format.h"
 
 static void test_time(void **state)
 {

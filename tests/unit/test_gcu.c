@@ -12,7 +12,7 @@
 
 #include "gcu/clock.h"
 #include "gcu/correlate.h"
-#include "model.h"
+#include "model/model.h"
 
 /* a device clock: 1.5 GHz, 50 ppm fast, from its own origin */
 static uint64_t true_ticks(uint64_t host_ns)

@@ -22,10 +22,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "infile.h"
-#include "rawdata.h"
-#include "store.h"
-#include "vpd.h"
+#include "lib/infile.h"
+#include "output/rawdata.h"
+#include "output/store.h"
+#include "output/vpd.h"
 
 static char dir[64];
 

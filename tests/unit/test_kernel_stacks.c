@@ -19,11 +19,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kprof.h"
-#include "log.h"
-#include "kstacks.h"
-#include "ksyms.h"
-#include "syscalls.h"
+#include "collect/kprof.h"
+#include "lib/log.h"
+#include "model/kstacks.h"
+#include "symbols/ksyms.h"
+#include "collect/syscalls.h"
 
 static void test_profile_merge(void **state)
 {

@@ -24,7 +24,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "outfile.h"
+#include "lib/outfile.h"
 
 /* outfile.c's random names, made predictable when a test asks, to plant links at them */
 static bool fixed_random;

@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "proctree.h"
+#include "lib/log.h"
+#include "collect/proctree.h"
 
 #define MAX_EVENTS 256
 

@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver/region.h"
+#include "driver/writer.h"
 #include "sim_env.h"
 #include "rt/internal.h"
 

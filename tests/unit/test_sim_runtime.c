@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver/region.h"
+#include "driver/writer.h"
 #include "sim_env.h"
 #include "tops/tops_runtime_api.h"
 

@@ -26,9 +26,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "model.h"
-#include "store.h"
-#include "strrecover.h"
+#include "model/model.h"
+#include "output/store.h"
+#include "collect/strrecover.h"
 
 #include <zlib.h>
 

@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "strlist.h"
-#include "units.h"
+#include "lib/strlist.h"
+#include "lib/units.h"
 
 static void test_bytes(void **state)
 {

@@ -16,11 +16,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "model.h"
-#include "procfs.h"
-#include "store.h"
-#include "usampler.h"
-#include "utilization.h"
+#include "model/model.h"
+#include "lib/procfs.h"
+#include "output/store.h"
+#include "collect/usampler.h"
+#include "model/utilization.h"
 
 static void test_parse_stat(void **state)
 {

@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct clock_fit {
 	double t0, h0; /* a point on the line: mean ticks, mean host ns */

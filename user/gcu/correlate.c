@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "gcu/correlate.h"
 #include "gcu/clock.h"
-#include "grow.h"
+#include "lib/grow.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,7 +8,7 @@
 #ifndef TOPSPROF_GCU_CORRELATE_H
 #define TOPSPROF_GCU_CORRELATE_H
 
-#include "model.h"
+#include "model/model.h"
 
 /* host times of every record (per-device clock fits) */
 void gcu_align(struct model *m);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "gcu/source.h"
-#include "log.h"
+#include "lib/log.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "model.h"
+#include "model/model.h"
 
 struct gcu_source;
 

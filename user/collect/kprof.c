@@ -1,0 +1,547 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "collect/kprof.h"
+
+#include "collect/bpfmaps.h"
+#include "gcu_readout.h"
+#include "kernel.skel.h"
+#include "kmd.skel.h"
+#include "symbols/ksyms.h"
+#include "lib/log.h"
+#include "symbols/proccache.h"
+#include "symbols/stackname.h"
+#include "symbols/symbolize.h"
+#include "collect/syscalls.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <glob.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#define MAX_TARGETS  256		   /* KMD functions probed at most */
+#define FENTRY_CHECK "security_file_ioctl" /* a kernel function to load fentry against */
+#define TRACEPOINTS  "tracepoints (raw_syscalls, sched_switch)"
+
+struct kprof {
+	struct kernel_bpf *skel;
+	struct bpf_link *tp[3];
+	struct kmd_bpf **kmd; /* one per function with fentry; one in all with kprobes */
+	size_t nkmd;
+	struct bpf_link **links;
+	size_t nlinks;
+	struct proc_watch procs;
+	struct ksyms ks;
+	bool ks_loaded;
+	char mechanism[160];
+	struct kprof_probes probes;
+};
+
+int kprof_function_ranges(const struct ksyms *ks, const char *list, uint64_t *start, uint64_t *end,
+			  uint32_t max, uint32_t *n, char *bad, size_t len)
+{
+	const char *p = list;
+
+	*n = 0;
+	while (*p) {
+		size_t l = strcspn(p, ",");
+		bool found = false;
+
+		for (size_t i = 0; l && i < ks->n; i++) {
+			if (strlen(ks->v[i].name) != l || strncmp(ks->v[i].name, p, l))
+				continue;
+			if (*n >= max)
+				return -E2BIG;
+			size_t next = i + 1;
+
+			/* aliases share the address: the function ends at the next one that does not */
+			while (next < ks->n && ks->v[next].addr == ks->v[i].addr)
+				next++;
+			start[*n] = ks->v[i].addr;
+			end[*n] = next < ks->n ? ks->v[next].addr : ks->v[i].addr + 1;
+			(*n)++;
+			found = true;
+		}
+		if (!found) {
+			snprintf(bad, len, "%.*s", (int)l, p);
+			return -ENOENT;
+		}
+		p += l + (p[l] == ',');
+	}
+	return 0;
+}
+
+static bool add_file(int map_fd, const char *path)
+{
+	struct kc_file key = { 0, 0, 0 };
+	struct stat st;
+	__u8 one = 1;
+
+	if (stat(path, &st))
+		return false;
+	key.ino = st.st_ino;
+	key.dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	if (bpf_map_update_elem(map_fd, &key, &one, BPF_ANY))
+		return false;
+	pr_debug("kernel callstacks: driver file %s", path);
+	return true;
+}
+
+/* the driver's files: the devices' (made by the driver when missing), and /dev/gcu* */
+static void add_driver_files(struct kprof *k)
+{
+	int fd = bpf_map__fd(k->skel->maps.driver_files), count = gcu_ro_device_count(), added = 0;
+	glob_t g = { 0 };
+	char path[4096];
+
+	for (int d = 0; d < count; d++) {
+		struct gcu_ro_dev *dev;
+		char err[256];
+
+		if (gcu_ro_device_path(d, path, sizeof(path)))
+			continue;
+		if (access(path, F_OK) && !gcu_ro_open(d, &dev, err, sizeof(err)))
+			gcu_ro_close(dev);
+		added += add_file(fd, path);
+	}
+	if (!glob("/dev/gcu*", 0, NULL, &g))
+		for (size_t i = 0; i < g.gl_pathc; i++)
+			added += add_file(fd, g.gl_pathv[i]);
+	globfree(&g);
+	pr_debug("kernel callstacks: %d driver files", added);
+}
+
+/* a kmd.bpf.c object counting into the kernel object's maps: with its kprobe programs, or with
+ * its fentry programs aimed at target */
+static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, const char *target,
+		    struct kmd_bpf **out)
+{
+	struct kmd_bpf *s = kmd_bpf__open();
+	int err;
+
+	*out = NULL;
+	if (!s)
+		return -errno;
+	s->rodata->filter = o->filter;
+	s->rodata->self_tgid = (__u32)getpid();
+	s->data->collecting = o->collecting;
+	bpf_program__set_autoload(s->progs.kc_kmd_kprobe, !fentry);
+	bpf_program__set_autoload(s->progs.kc_kmd_kretprobe, !fentry);
+	bpf_program__set_autoload(s->progs.kc_kmd_fentry, fentry);
+	bpf_program__set_autoload(s->progs.kc_kmd_fexit, fentry);
+	err = 0;
+	if (fentry)
+		err = bpf_program__set_attach_target(s->progs.kc_kmd_fentry, 0, target)
+			      ?: bpf_program__set_attach_target(s->progs.kc_kmd_fexit, 0, target);
+#define SHARE(m) (err = err ?: bpf_map__reuse_fd(s->maps.m, bpf_map__fd(k->skel->maps.m)))
+	SHARE(tracked_pids);
+	SHARE(kc_threads);
+	SHARE(kc_entries);
+	SHARE(kc_stacks);
+	SHARE(kc_stack_counts);
+	SHARE(kc_seen);
+	SHARE(kc_new);
+	SHARE(kc_drops);
+#undef SHARE
+	if (!err)
+		err = kmd_bpf__load(s);
+	if (err) {
+		kmd_bpf__destroy(s);
+		return err < 0 ? err : -EINVAL;
+	}
+	*out = s;
+	return 0;
+}
+
+static bool keep(struct kprof *k, struct kmd_bpf *s)
+{
+	struct kmd_bpf **n = realloc(k->kmd, (k->nkmd + 1) * sizeof(*n));
+
+	if (!n)
+		return false;
+	k->kmd = n;
+	k->kmd[k->nkmd++] = s;
+	return true;
+}
+
+static bool keep_link(struct kprof *k, struct bpf_link *l)
+{
+	struct bpf_link **n;
+
+	if (!l)
+		return false;
+	n = realloc(k->links, (k->nlinks + 1) * sizeof(*n));
+	if (!n) {
+		bpf_link__destroy(l);
+		return false;
+	}
+	k->links = n;
+	k->links[k->nlinks++] = l;
+	return true;
+}
+
+/* the functions to probe: the KMD module's, or the filter's */
+static size_t targets(const struct kprof *k, const struct kprof_opts *o, const char **names,
+		      size_t max)
+{
+	size_t n = 0;
+
+	if (o->filter == KC_FILTER_FUNCS) {
+		const char *p = o->functions;
+
+		/* kallsyms names them: each name once */
+		while (*p && n < max) {
+			size_t l = strcspn(p, ",");
+
+			for (size_t i = 0; i < k->ks.n; i++)
+				if (strlen(k->ks.v[i].name) == l &&
+				    !strncmp(k->ks.v[i].name, p, l)) {
+					names[n++] = k->ks.v[i].name;
+					break;
+				}
+			p += l + (p[l] == ',');
+		}
+		return n;
+	}
+	/* not the padding before each function (CONFIG_FUNCTION_PADDING): nothing runs there */
+	for (size_t i = 0; i < k->ks.n && n < max; i++)
+		if (k->ks.v[i].module && !strcmp(k->ks.v[i].module, o->kmd_module) &&
+		    strncmp(k->ks.v[i].name, "__pfx_", 6))
+			names[n++] = k->ks.v[i].name;
+	return n;
+}
+
+/* both programs of an object attached, or neither */
+static bool attach_pair(struct kprof *k, struct bpf_link *in, struct bpf_link *out)
+{
+	if (!in || !out) {
+		bpf_link__destroy(in);
+		bpf_link__destroy(out);
+		return false;
+	}
+	if (!keep_link(k, in)) {
+		bpf_link__destroy(out);
+		return false;
+	}
+	return keep_link(k, out);
+}
+
+/* each function: fentry/fexit where the kernel loads and attaches them, else kprobes where the
+ * kernel has them. The kprobe programs are loaded, so verified, even with nothing to attach. */
+static void probe_functions(struct kprof *k, const struct kprof_opts *o)
+{
+	static const char *names[MAX_TARGETS], *rest[MAX_TARGETS];
+	size_t n = k->ks_loaded ? targets(k, o, names, MAX_TARGETS) : 0, nrest = 0;
+	bool have_kprobes = !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
+	size_t fentry = 0, kprobed = 0;
+	struct kmd_bpf *s = NULL;
+	int err;
+
+	k->probes.kprobe_load = 1; /* not tried: fentry serves */
+	if (o->filter == KC_FILTER_FUNCS)
+		pr_debug("kernel callstacks: %zu of the filter's functions to probe", n);
+	else
+		pr_debug("kernel callstacks: KMD module %s: %s", o->kmd_module,
+			 n ? "loaded" : "not loaded (none of its functions in /proc/kallsyms)");
+	if (n == MAX_TARGETS)
+		pr_warn("kernel callstacks: probing the first %d functions only", MAX_TARGETS);
+	/* fentry: does the kernel load it at all (against the first function, or one of its own) */
+	err = open_kmd(k, o, true, n ? names[0] : FENTRY_CHECK, &s);
+	k->probes.fentry_load = err;
+	pr_debug("kernel callstacks: fentry/fexit programs %s%s%s",
+		 err ? "refused by the kernel: " : "loaded",
+		 err ? strerror(-err) : " (verifier passed)", n ? "" : ", against " FENTRY_CHECK);
+	for (size_t i = 0; i < n; i++) {
+		/* one object per function, its target set before load */
+		if (!err && i && open_kmd(k, o, true, names[i], &s))
+			s = NULL;
+		if (!err && s && keep(k, s)) {
+			if (attach_pair(k, bpf_program__attach(s->progs.kc_kmd_fentry),
+					bpf_program__attach(s->progs.kc_kmd_fexit))) {
+				fentry++;
+				s = NULL;
+				continue;
+			}
+			s = NULL; /* kept: destroyed with the others */
+		} else if (s) {
+			kmd_bpf__destroy(s);
+			s = NULL;
+		}
+		rest[nrest++] = names[i];
+	}
+	if (s) /* loaded for the check only */
+		kmd_bpf__destroy(s);
+	/* kprobes: one object for the functions fentry did not take */
+	if (nrest || !fentry) {
+		err = open_kmd(k, o, false, NULL, &s);
+		k->probes.kprobe_load = err;
+		pr_debug("kernel callstacks: kprobe/kretprobe programs %s%s",
+			 err ? "refused by the kernel: " : "loaded (verifier passed)",
+			 err ? strerror(-err) : "");
+		if (!err && !keep(k, s)) {
+			kmd_bpf__destroy(s);
+			err = -ENOMEM;
+		}
+		for (size_t i = 0; !err && have_kprobes && i < nrest; i++)
+			kprobed += attach_pair(
+				k,
+				bpf_program__attach_kprobe(s->progs.kc_kmd_kprobe, false, rest[i]),
+				bpf_program__attach_kprobe(s->progs.kc_kmd_kretprobe, true,
+							   rest[i]));
+		if (!have_kprobes)
+			pr_debug("kernel callstacks: kprobes: not in this kernel (no kprobe event "
+				 "source): not attached");
+	}
+	/* none probed: the tracepoints serve, as on any kernel; some: say which part is missing */
+	if (fentry + kprobed && fentry + kprobed < n)
+		pr_warn("kernel callstacks: %zu of %zu functions could not be probed",
+			n - fentry - kprobed, n);
+	if (fentry && kprobed)
+		snprintf(k->mechanism, sizeof(k->mechanism),
+			 "fentry/fexit on %zu functions, kprobes on %zu, " TRACEPOINTS, fentry,
+			 kprobed);
+	else if (fentry)
+		snprintf(k->mechanism, sizeof(k->mechanism),
+			 "fentry/fexit on %zu functions, " TRACEPOINTS, fentry);
+	else if (kprobed)
+		snprintf(k->mechanism, sizeof(k->mechanism),
+			 "kprobes on %zu functions, " TRACEPOINTS, kprobed);
+	else
+		snprintf(k->mechanism, sizeof(k->mechanism), TRACEPOINTS);
+	k->probes.fentry_attached = fentry;
+	k->probes.kprobe_attached = kprobed;
+	pr_debug("kernel callstacks: fentry on %zu functions, kprobes on %zu", fentry, kprobed);
+}
+
+void kprof_probes(const struct kprof *k, struct kprof_probes *out)
+{
+	*out = k->probes;
+}
+
+int kprof_open(struct kprof **out, const struct kprof_opts *o)
+{
+	struct kprof *k = calloc(1, sizeof(*k));
+	int err;
+
+	*out = NULL;
+	if (!k)
+		return -ENOMEM;
+	err = ksyms_load(&k->ks, o->kallsyms ? o->kallsyms : "/proc/kallsyms");
+	k->ks_loaded = !err;
+	if (err && (o->filter == KC_FILTER_FUNCS || o->filter == KC_FILTER_KMD))
+		pr_warn("kernel callstacks: /proc/kallsyms: %s", strerror(-err));
+	k->skel = kernel_bpf__open();
+	if (!k->skel) {
+		err = -errno;
+		pr_error("opening the kernel callstack BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	k->skel->rodata->filter = o->filter;
+	k->skel->rodata->self_tgid = (__u32)getpid();
+	k->skel->data->collecting = o->collecting;
+	snprintf((char *)k->skel->rodata->kmd_module, KC_MODULE_LEN, "%s", o->kmd_module);
+	if (o->filter == KC_FILTER_FUNCS) {
+		char bad[256];
+		uint32_t n = 0;
+
+		err = k->ks_loaded ? kprof_function_ranges(&k->ks, o->functions,
+							   (uint64_t *)k->skel->rodata->func_start,
+							   (uint64_t *)k->skel->rodata->func_end,
+							   KC_MAX_FUNCS, &n, bad, sizeof(bad))
+				   : -EPERM;
+		if (err) {
+			if (err == -ENOENT)
+				pr_error("--kernel-callstack-filter: no kernel function '%s' in "
+					 "/proc/kallsyms",
+					 bad);
+			else if (err == -E2BIG)
+				pr_error(
+					"--kernel-callstack-filter: the functions have more than %d "
+					"symbols",
+					KC_MAX_FUNCS);
+			else
+				pr_error("--kernel-callstack-filter: kernel function names need "
+					 "/proc/kallsyms: %s",
+					 strerror(-err));
+			goto fail;
+		}
+		k->skel->rodata->nfuncs = n;
+	}
+	err = o->pid_map_fd >= 0 ? bpf_map__reuse_fd(k->skel->maps.tracked_pids, o->pid_map_fd) : 0;
+	if (!err)
+		err = kernel_bpf__load(k->skel);
+	if (err) {
+		pr_error("loading the kernel callstack BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	add_driver_files(k);
+	k->tp[0] = bpf_program__attach(k->skel->progs.kc_sys_enter);
+	k->tp[1] = bpf_program__attach(k->skel->progs.kc_sys_exit);
+	k->tp[2] = bpf_program__attach(k->skel->progs.kc_switch);
+	if (!k->tp[0] || !k->tp[1] || !k->tp[2]) {
+		err = -errno;
+		pr_error("attaching the kernel callstack tracepoints: %s", strerror(-err));
+		goto fail;
+	}
+	pr_debug("kernel callstacks: tracepoints sys_enter, sys_exit, sched_switch attached");
+	probe_functions(k, o);
+	err = proc_watch_init(&k->procs, bpf_map__fd(k->skel->maps.kc_new),
+			      bpf_map__fd(k->skel->maps.kc_seen));
+	if (err) {
+		pr_error("opening the kernel callstack ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	*out = k;
+	return 0;
+fail:
+	kprof_close(k);
+	return err;
+}
+
+void kprof_close(struct kprof *k)
+{
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->nlinks; i++)
+		bpf_link__destroy(k->links[i]);
+	for (int i = 0; i < 3; i++)
+		bpf_link__destroy(k->tp[i]);
+	for (size_t i = 0; i < k->nkmd; i++)
+		kmd_bpf__destroy(k->kmd[i]);
+	free(k->links);
+	free(k->kmd);
+	proc_watch_free(&k->procs);
+	kernel_bpf__destroy(k->skel);
+	ksyms_free(&k->ks);
+	free(k);
+}
+
+void kprof_set_collecting(struct kprof *k, bool on)
+{
+	if (!k)
+		return;
+	k->skel->data->collecting = on;
+	for (size_t i = 0; i < k->nkmd; i++)
+		k->kmd[i]->data->collecting = on;
+}
+
+void kprof_clear(struct kprof *k)
+{
+	if (!k)
+		return;
+	bpf_map_clear(bpf_map__fd(k->skel->maps.kc_entries), sizeof(struct kc_entry_key));
+	bpf_map_clear(bpf_map__fd(k->skel->maps.kc_stack_counts), sizeof(struct kc_stack_key));
+	/* the calls and waits under way belong to the time thrown away */
+	bpf_map_clear(bpf_map__fd(k->skel->maps.kc_threads), sizeof(__u32));
+	for (size_t i = 0; i < k->nkmd; i++)
+		bpf_map_clear(bpf_map__fd(k->kmd[i]->maps.kmd_calls),
+			      bpf_map__key_size(k->kmd[i]->maps.kmd_calls));
+	for (uint32_t i = 0; i < KC_DROP__COUNT; i++)
+		percpu_u64_zero(bpf_map__fd(k->skel->maps.kc_drops), i);
+}
+
+void kprof_poll(struct kprof *k)
+{
+	if (k)
+		proc_watch_poll(&k->procs, false);
+}
+
+int kprof_epoll_fd(const struct kprof *k)
+{
+	return k ? proc_watch_epoll_fd(&k->procs) : -1;
+}
+
+static const char *entry_name(struct kprof *k, uint32_t kind, uint64_t id, char *buf, size_t len)
+{
+	const struct ksym *s;
+	const char *name;
+
+	switch (kind) {
+	case KC_ENTRY_SYSCALL:
+		name = syscall_name(id);
+		if (name)
+			return name;
+		snprintf(buf, len, "syscall %llu", (unsigned long long)id);
+		return buf;
+	case KC_ENTRY_KMD:
+		s = k->ks_loaded ? ksyms_find(&k->ks, id, NULL) : NULL;
+		if (s)
+			snprintf(buf, len, "%s%s%s%s", s->name, s->module ? " [" : "",
+				 s->module ? s->module : "", s->module ? "]" : "");
+		else
+			snprintf(buf, len, "0x%llx", (unsigned long long)id);
+		return buf;
+	default:
+		return NULL;
+	}
+}
+
+int kprof_collect(struct kprof *k, struct kernel_profile *p)
+{
+	int entries = bpf_map__fd(k->skel->maps.kc_entries);
+	int counts = bpf_map__fd(k->skel->maps.kc_stack_counts);
+	int stacks = bpf_map__fd(k->skel->maps.kc_stacks);
+	struct kc_entry_key ek, *eprev = NULL;
+	struct kc_stack_key sk, *sprev = NULL;
+	struct stackname name = { 0 };
+	struct symbolizer sym;
+	uint64_t lost;
+	char buf[256];
+	int err = 0;
+
+	free(p->mechanism);
+	p->mechanism = strdup(k->mechanism);
+	proc_watch_poll(&k->procs, true);
+	while (!err && !bpf_map_get_next_key(entries, eprev, &ek)) {
+		struct kc_totals v;
+
+		eprev = &ek;
+		if (!bpf_map_lookup_elem(entries, &ek, &v))
+			err = kernel_add_entry(p, entry_name(k, ek.kind, ek.id, buf, sizeof(buf)),
+					       ek.driver != 0, v.count, v.total_ns, v.max_ns);
+	}
+	symbolizer_init(&sym, NULL);
+	while (!err && !bpf_map_get_next_key(counts, sprev, &sk)) {
+		const struct cached_proc *proc = proccache_find(&k->procs.cache, sk.tgid);
+		struct kernel_stack s = { 0 };
+		struct kc_totals v;
+		bool complete;
+
+		sprev = &sk;
+		if (bpf_map_lookup_elem(counts, &sk, &v))
+			continue;
+		err = stack_name(&sym, stacks, proc ? &proc->maps : NULL, sk.ustack, sk.kstack,
+				 true, &name, &complete);
+		if (err)
+			break;
+		/* a side the kernel could not keep: a full stack map, or its slot taken by another
+		 * stack (-EFAULT: that side had no frames) */
+		if ((sk.kstack < 0 && sk.kstack != -EFAULT) ||
+		    (sk.ustack < 0 && sk.ustack != -EFAULT))
+			p->lost_stacks += v.count;
+		s.pid = sk.tgid;
+		s.comm = proc ? (char *)proc->comm : NULL;
+		s.entry = (char *)entry_name(k, sk.kind, sk.id, buf, sizeof(buf));
+		s.driver = sk.driver != 0;
+		s.offcpu = sk.offcpu != 0;
+		s.frames = name.len ? name.buf : "[no stack]";
+		s.count = v.count;
+		s.total_ns = v.total_ns;
+		s.max_ns = v.max_ns;
+		err = kernel_add_stack(p, &s);
+	}
+	symbolizer_free(&sym);
+	free(name.buf);
+	if (!percpu_u64_sum(bpf_map__fd(k->skel->maps.kc_drops), KC_DROP_ENTRY, &lost))
+		p->lost_entries += lost;
+	if (!percpu_u64_sum(bpf_map__fd(k->skel->maps.kc_drops), KC_DROP_STACK, &lost))
+		p->lost_stacks += lost;
+	if (!percpu_u64_sum(bpf_map__fd(k->skel->maps.kc_drops), KC_DROP_THREAD, &lost))
+		p->lost_threads += lost;
+	kernel_profile_finish(p);
+	return err;
+}

@@ -1,0 +1,178 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "collect/proctree.h"
+#include "collect/bpfmaps.h"
+#include "lib/log.h"
+#include "proc.skel.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct proctree {
+	struct proc_bpf *skel;
+	struct ring_buffer *rb;
+	proctree_event_fn on_event;
+	void *ctx;
+};
+
+static int handle(void *ctx, void *data, size_t size)
+{
+	struct proctree *pt = ctx;
+
+	if (size < sizeof(struct tp_proc_event))
+		return 0;
+	if (pt->on_event)
+		pt->on_event(pt->ctx, data);
+	return 0;
+}
+
+#define PROC_PID_INIT_INO 0xEFFFFFFCU /* the initial pid namespace's (include/linux/proc_ns.h) */
+
+/* Whether topsprof runs in a pid namespace other than the initial one (a container's, unshare
+ * --pid): its /proc/self/ns/pid is not the initial namespace's, or NSpid lists more than one pid
+ * (that one shows only the namespaces from /proc's down: one pid in a container with a /proc of
+ * its own, so the inode is the test that counts). No /proc/self/ns (no pid namespaces): no. */
+static bool nested_pidns(void)
+{
+	struct stat st;
+	char line[256];
+	bool nested = false;
+	FILE *f;
+	int inner;
+
+	if (!stat("/proc/self/ns/pid", &st) && st.st_ino != PROC_PID_INIT_INO)
+		return true;
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "NSpid:", 6)) {
+			nested = sscanf(line + 6, "%*d %d", &inner) == 1;
+			break;
+		}
+	fclose(f);
+	return nested;
+}
+
+int proctree_open(struct proctree **out, const struct proctree_opts *opts)
+{
+	struct proctree *pt = calloc(1, sizeof(*pt));
+	int err;
+
+	if (!pt)
+		return -ENOMEM;
+	/* the BPF programs see global pids (tracked_pids, the process and API events, the
+	 * signals' senders): topsprof's own would be another namespace's */
+	if (nested_pidns()) {
+		pr_error("topsprof runs in a pid namespace other than the host's: profiles must be "
+			 "taken from the host's pid namespace (a container's processes too)");
+		err = -EPERM;
+		goto fail;
+	}
+	pt->on_event = opts->on_event;
+	pt->ctx = opts->ctx;
+	pt->skel = proc_bpf__open();
+	if (!pt->skel) {
+		err = -errno;
+		pr_error("opening the process tracker BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	pt->skel->rodata->filter_pids = !opts->system_wide;
+	if (opts->max_pids)
+		bpf_map__set_max_entries(pt->skel->maps.tracked_pids, opts->max_pids);
+	err = proc_bpf__load(pt->skel);
+	if (err) {
+		pr_error("loading the process tracker BPF programs: %s%s", strerror(-err),
+			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	err = proc_bpf__attach(pt->skel);
+	if (err) {
+		pr_error("attaching to the process and signal tracepoints: %s", strerror(-err));
+		goto fail;
+	}
+	pt->rb = ring_buffer__new(bpf_map__fd(pt->skel->maps.proc_events), handle, pt, NULL);
+	if (!pt->rb) {
+		err = -errno;
+		pr_error("opening the process event ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	*out = pt;
+	return 0;
+fail:
+	proctree_close(pt);
+	return err;
+}
+
+void proctree_close(struct proctree *pt)
+{
+	if (!pt)
+		return;
+	ring_buffer__free(pt->rb);
+	proc_bpf__destroy(pt->skel);
+	free(pt);
+}
+
+int proctree_add(struct proctree *pt, pid_t tgid)
+{
+	__u32 key = (__u32)tgid, root = (__u32)tgid;
+
+	if (bpf_map_update_elem(proctree_map_fd(pt), &key, &root, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+bool proctree_has(const struct proctree *pt, pid_t tgid)
+{
+	__u32 key = (__u32)tgid, root;
+
+	if (!pt->skel->rodata->filter_pids)
+		return true;
+	return bpf_map_lookup_elem(proctree_map_fd(pt), &key, &root) == 0;
+}
+
+int proctree_epoll_fd(const struct proctree *pt)
+{
+	return ring_buffer__epoll_fd(pt->rb);
+}
+
+int proctree_poll(struct proctree *pt, int timeout_ms)
+{
+	return ring_buffer__poll(pt->rb, timeout_ms);
+}
+
+int proctree_map_fd(const struct proctree *pt)
+{
+	return bpf_map__fd(pt->skel->maps.tracked_pids);
+}
+
+void proctree_watch_signals(struct proctree *pt, pid_t app)
+{
+	pt->skel->bss->app_tgid = (__u32)app;
+}
+
+bool proctree_app_signaled(const struct proctree *pt, int sig, uint64_t since_ns, pid_t exclude,
+			   pid_t *sender)
+{
+	__u32 key = (__u32)sig;
+	struct tp_sig_seen s;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(pt->skel->maps.app_signals), &key, &s) || !s.count ||
+	    s.ts_ns < since_ns || s.sender == (__u32)exclude)
+		return false;
+	*sender = (pid_t)s.sender;
+	return true;
+}
+
+int proctree_drops(const struct proctree *pt, struct proctree_drops *d)
+{
+	int fd = bpf_map__fd(pt->skel->maps.proc_drops), err;
+
+	err = percpu_u64_sum(fd, 0, &d->events);
+	return err ? err : percpu_u64_sum(fd, 1, &d->pids);
+}

@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "collect/tracer.h"
+#include "api.skel.h"
+#include "collect/bpfmaps.h"
+#include "target/elfinfo.h"
+#include "lib/log.h"
+#include "collect/umulti.h"
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct tracer {
+	struct api_bpf *skel;
+	bool multi;	/* uprobe_multi links */
+	bool sleepable; /* api_entry faults in the pages of the strings it reads */
+	struct bpf_link **links;
+	size_t nlinks, cap;
+	int link_fds[8]; /* multi links: entry and return, per probed file */
+	struct bpf_link *exit_link;
+	int nlink_fds;
+};
+
+/* Sleepable uprobe programs (Linux 6.0; with uprobe_multi links, 6.6) may call
+ * bpf_copy_from_user, which faults pages in. Before, the kernel refuses BPF_F_SLEEPABLE for a
+ * kprobe-type program (EINVAL): a program of a few instructions, loaded as api_entry would be,
+ * tells. TOPSPROF_NO_SLEEPABLE=1 takes the other path (strings read after the fact) here. */
+static bool sleepable_uprobes(bool multi)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X,
+		  .dst_reg = BPF_REG_1,
+		  .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_copy_from_user },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_SLEEPABLE,
+		    .expected_attach_type = multi ? (enum bpf_attach_type)UMULTI_ATTACH_TYPE : 0);
+	int fd;
+
+	if (getenv("TOPSPROF_NO_SLEEPABLE"))
+		return false;
+	fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "Dual BSD/GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* open, configure and load the object; api_entry sleepable or not */
+static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
+{
+	struct bpf_program *entry;
+	int err;
+
+	t->skel = api_bpf__open();
+	if (!t->skel) {
+		err = -errno;
+		pr_error("opening the API tracer BPF object: %s", strerror(-err));
+		return err;
+	}
+	t->skel->rodata->filter_pids = !o->system_wide;
+	t->skel->rodata->stats_mode = o->stats_mode;
+	t->skel->rodata->max_str_bytes = o->max_str_bytes;
+	t->skel->rodata->sleepable = sleepable;
+	t->skel->data->collecting = o->collecting;
+	err = bpf_map__set_max_entries(t->skel->maps.api_events, (__u32)o->buffer_size);
+	if (!err && o->pid_map_fd >= 0)
+		err = bpf_map__reuse_fd(t->skel->maps.tracked_pids, o->pid_map_fd);
+	if (err) {
+		pr_error("configuring the API tracer: %s", strerror(-err));
+		return err;
+	}
+	entry = t->skel->progs.api_entry;
+	if (sleepable)
+		bpf_program__set_flags(entry, bpf_program__flags(entry) | BPF_F_SLEEPABLE);
+	if (t->multi) {
+		bpf_program__set_expected_attach_type(t->skel->progs.api_entry,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+		bpf_program__set_expected_attach_type(t->skel->progs.api_return,
+						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
+	}
+	err = api_bpf__load(t->skel);
+	if (err && sleepable) {
+		/* the kernel has sleepable uprobes, yet refuses this one: the other path */
+		pr_debug("loading the API tracer sleepable failed (%s): loading it without",
+			 strerror(-err));
+		api_bpf__destroy(t->skel);
+		t->skel = NULL;
+		return load(t, o, false);
+	}
+	if (err) {
+		pr_error("loading the API tracer BPF programs: %s%s", strerror(-err),
+			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		return err;
+	}
+	t->sleepable = sleepable;
+	return 0;
+}
+
+int tracer_open(struct tracer **out, const struct tracer_opts *o)
+{
+	struct tracer *t = calloc(1, sizeof(*t));
+	int err;
+
+	if (!t)
+		return -ENOMEM;
+	t->multi = umulti_supported();
+	err = load(t, o, sleepable_uprobes(t->multi));
+	if (err)
+		goto fail;
+	pr_debug("strings in pages the application has not touched yet: %s",
+		 t->sleepable ? "faulted in by the probe (sleepable uprobes)"
+			      : "read again by topsprof from read-only mappings");
+	t->exit_link = bpf_program__attach(t->skel->progs.api_thread_exit);
+	if (!t->exit_link) {
+		err = -errno;
+		pr_error("attaching to the sched_process_exit tracepoint: %s", strerror(-err));
+		goto fail;
+	}
+	*out = t;
+	return 0;
+fail:
+	tracer_close(t);
+	return err;
+}
+
+void tracer_close(struct tracer *t)
+{
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->nlinks; i++)
+		bpf_link__destroy(t->links[i]);
+	for (int i = 0; i < t->nlink_fds; i++)
+		close(t->link_fds[i]);
+	bpf_link__destroy(t->exit_link);
+	free(t->links);
+	api_bpf__destroy(t->skel);
+	free(t);
+}
+
+uint64_t probe_offset(const char *path, uint64_t off)
+{
+	static const unsigned char endbr64[4] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	unsigned char insn[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool skip = false;
+
+	if (fd >= 0) {
+		skip = pread(fd, insn, sizeof(insn), (off_t)off) == sizeof(insn) &&
+		       !memcmp(insn, endbr64, sizeof(insn));
+		close(fd);
+	}
+	return skip ? off + sizeof(endbr64) : off;
+}
+
+static int add_link(struct tracer *t, struct bpf_link *l)
+{
+	if (t->nlinks == t->cap) {
+		size_t ncap = t->cap ? t->cap * 2 : 128;
+		struct bpf_link **n = realloc(t->links, ncap * sizeof(*n));
+
+		if (!n) {
+			bpf_link__destroy(l);
+			return -ENOMEM;
+		}
+		t->links = n;
+		t->cap = ncap;
+	}
+	t->links[t->nlinks++] = l;
+	return 0;
+}
+
+/* one uprobe and one uretprobe per function */
+static int attach_single(struct tracer *t, const char *path, const uint64_t *offs,
+			 const uint64_t *cookies, int n)
+{
+	for (int i = 0; i < n; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[i]);
+		struct bpf_program *progs[2] = { t->skel->progs.api_entry,
+						 t->skel->progs.api_return };
+
+		for (int r = 0; r < 2; r++) {
+			struct bpf_link *l;
+			int err;
+
+			/* the return address is still on top of the stack after endbr64 */
+			opts.retprobe = r;
+			l = bpf_program__attach_uprobe_opts(progs[r], -1, path, offs[i], &opts);
+			err = l ? add_link(t, l) : -errno;
+			if (err)
+				return err;
+		}
+	}
+	return 0;
+}
+
+/* all functions of the file in one uprobe_multi link, and one for the returns */
+static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs,
+			const uint64_t *cookies, int n)
+{
+	const struct bpf_program *progs[2] = { t->skel->progs.api_entry,
+					       t->skel->progs.api_return };
+
+	for (int r = 0; r < 2; r++) {
+		int fd;
+
+		if (t->nlink_fds == (int)(sizeof(t->link_fds) / sizeof(t->link_fds[0])))
+			return -E2BIG;
+		fd = umulti_attach(bpf_program__fd(progs[r]), path, offs, cookies, (uint32_t)n, r);
+		if (fd < 0)
+			return fd;
+		t->link_fds[t->nlink_fds++] = fd;
+	}
+	return 0;
+}
+
+int tracer_attach(struct tracer *t, const char *path, enum api_domain domain)
+{
+	const char *names[256] = { NULL };
+	uint64_t offs[256], probe_offs[256], cookies[256];
+	int idx[256] = { 0 }, n = 0, found, probed = 0, err;
+
+	for (unsigned f = 0; f < api_table_len && n < 256; f++) {
+		if (api_table[f].domain != domain)
+			continue;
+		idx[n] = (int)f;
+		names[n++] = api_table[f].name;
+	}
+	found = elf_func_offsets(path, names, n, offs);
+	if (found < 0) {
+		pr_error("reading the symbols of %s: %s", path, strerror(-found));
+		return found;
+	}
+	for (int i = 0; i < n; i++) {
+		if (!offs[i])
+			continue;
+		probe_offs[probed] = probe_offset(path, offs[i]);
+		cookies[probed] = (uint64_t)idx[i] | api_table[idx[i]].capture;
+		pr_debug("probing %s at %s+0x%llx%s", names[i], path,
+			 (unsigned long long)probe_offs[probed],
+			 probe_offs[probed] != offs[i] ? " (after endbr64)" : "");
+		probed++;
+	}
+	if (!probed)
+		return 0;
+	err = t->multi ? attach_multi(t, path, probe_offs, cookies, probed)
+		       : attach_single(t, path, probe_offs, cookies, probed);
+	if (err) {
+		pr_error("attaching probes to %s: %s", path, strerror(-err));
+		return err;
+	}
+	pr_debug("%d functions of %s probed (%s)", probed, path,
+		 t->multi ? "uprobe_multi links" : "one uprobe each");
+	return probed;
+}
+
+void tracer_set_collecting(struct tracer *t, bool on)
+{
+	__atomic_store_n(&t->skel->data->collecting, on ? 1 : 0, __ATOMIC_RELEASE);
+}
+
+void tracer_clear_stats(struct tracer *t)
+{
+	bpf_map_clear(bpf_map__fd(t->skel->maps.api_stats), sizeof(struct api_stat_key));
+}
+
+int tracer_events_fd(const struct tracer *t)
+{
+	return bpf_map__fd(t->skel->maps.api_events);
+}
+
+int tracer_collect_maps(struct tracer *t, struct model *m)
+{
+	int ncpu = libbpf_num_possible_cpus(), fd = bpf_map__fd(t->skel->maps.api_stats), err = 0;
+	uint64_t *lost[API_DROP__COUNT] = {
+		[API_DROP_CALL] = &m->lost_calls,
+		[API_DROP_STR] = &m->lost_strings,
+		[API_DROP_DEPTH] = &m->lost_depth,
+		[API_DROP_STAT] = &m->lost_stats,
+	};
+	struct api_stat_key key, next, *prev = NULL;
+	struct api_stat *vals;
+
+	if (ncpu < 0)
+		return ncpu;
+	vals = calloc((size_t)ncpu, sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	while (!bpf_map_get_next_key(fd, prev, &next)) {
+		key = next;
+		prev = &key;
+		if (bpf_map_lookup_elem(fd, &key, vals))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			model_add_stat(m, key.fn, &vals[c]);
+	}
+	free(vals);
+	for (uint32_t k = 0; k < API_DROP__COUNT && !err; k++) {
+		uint64_t sum;
+
+		err = percpu_u64_sum(bpf_map__fd(t->skel->maps.api_drops), k, &sum);
+		*lost[k] += sum;
+	}
+	if (!err) {
+		uint64_t sum;
+
+		/* API_STR_FAULTED: those are counted as they arrive, recovered or lost */
+		err = percpu_u64_sum(bpf_map__fd(t->skel->maps.api_str_counts), API_STR_FAULTED_IN,
+				     &sum);
+		m->str_faulted_in += sum;
+	}
+	return err;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The API tracer (bpf/api.bpf.c): load it, attach its probes to every traced function of a
+ * library (or an executable with the runtime linked in), switch collection, read its maps. */
+#ifndef TOPSPROF_TRACER_H
+#define TOPSPROF_TRACER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "target/runtime/apitable.h"
+#include "model/model.h"
+#include "collect/strrecover.h" /* the strings the probe sends as faulted are read again with it */
+
+struct tracer;
+
+struct tracer_opts {
+	bool stats_mode;
+	bool system_wide;
+	bool collecting;
+	uint32_t max_str_bytes;
+	uint64_t buffer_size;
+	int pid_map_fd; /* the process tracker's tracked_pids */
+};
+
+int tracer_open(struct tracer **out, const struct tracer_opts *o);
+void tracer_close(struct tracer *t);
+
+/* probe every function of domain that path defines; the number of functions probed, or
+ * -errno. A function that begins with endbr64 is probed after it (no single-step). */
+int tracer_attach(struct tracer *t, const char *path, enum api_domain domain);
+
+void tracer_set_collecting(struct tracer *t, bool on);
+/* topsprof cancel: the in-kernel statistics start again from nothing */
+void tracer_clear_stats(struct tracer *t);
+int tracer_events_fd(const struct tracer *t);
+
+/* statistics-mode aggregates and loss counters into the model */
+int tracer_collect_maps(struct tracer *t, struct model *m);
+
+/* the file offset to probe for a function at off: after a leading endbr64 */
+uint64_t probe_offset(const char *path, uint64_t off);
+
+#endif

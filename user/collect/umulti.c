@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "collect/umulti.h"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/bpf.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+/* the BPF_LINK_CREATE part of union bpf_attr, as Linux 6.6+ lays out uprobe_multi */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t multi_flags;
+	uint32_t pid;
+};
+
+#define UPROBE_MULTI_RETURN 1 /* BPF_F_UPROBE_MULTI_RETURN */
+
+bool umulti_supported(void)
+{
+	static int known = -1;
+
+	if (known < 0 && getenv("TOPSPROF_NO_UPROBE_MULTI")) /* to test the other path here */
+		known = 0;
+	if (known < 0) {
+		struct btf *vmlinux = btf__load_vmlinux_btf();
+
+		known = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_uprobe_multi_link",
+							  BTF_KIND_STRUCT) > 0;
+		btf__free(vmlinux);
+	}
+	return known;
+}
+
+int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
+		  uint32_t cnt, bool retprobe)
+{
+	struct link_create_uprobe_multi a;
+	int fd;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = (uint32_t)prog_fd;
+	a.attach_type = UMULTI_ATTACH_TYPE;
+	a.path = (uint64_t)(uintptr_t)path;
+	a.offsets = (uint64_t)(uintptr_t)offsets;
+	a.cookies = (uint64_t)(uintptr_t)cookies;
+	a.cnt = cnt;
+	a.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
+	return fd < 0 ? -errno : fd;
+}

@@ -1,0 +1,1019 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "output/store.h"
+#include "lib/grow.h"
+#include "lib/infile.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#define HEADER_SIZE 32
+#define MAX_PAYLOAD (1ull << 32) /* 4 GiB uncompressed at most */
+#define NO_STRING   0xffffffffu
+
+#define TAG(a, b, c, d) \
+	((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 | (uint32_t)(d) << 24)
+enum {
+	SEC_META = TAG('M', 'E', 'T', 'A'),
+	SEC_STAT = TAG('S', 'T', 'A', 'T'),
+	SEC_CALL = TAG('C', 'A', 'L', 'L'),
+	SEC_RNGE = TAG('R', 'N', 'G', 'E'),
+	SEC_MARK = TAG('M', 'A', 'R', 'K'),
+	SEC_PROC = TAG('P', 'R', 'O', 'C'),
+	SEC_DEVS = TAG('D', 'E', 'V', 'S'),
+	SEC_GOPS = TAG('G', 'O', 'P', 'S'),
+	SEC_CPUS = TAG('C', 'P', 'U', 'S'), /* 1.1: CPU call stacks */
+	SEC_UTIL = TAG('U', 'T', 'I', 'L'), /* 1.1: utilization series */
+	SEC_KERN = TAG('K', 'E', 'R', 'N'), /* 1.1: kernel callstacks */
+	SEC_STRS = TAG('S', 'T', 'R', 'S'), /* 1.2: topstx strings the probe could not read */
+};
+
+/* --- writing --------------------------------------------------------------------------------- */
+
+struct wbuf {
+	unsigned char *p;
+	size_t n, cap;
+	bool oom;
+};
+
+static void put(struct wbuf *b, const void *data, size_t len)
+{
+	if (b->oom)
+		return;
+	if (b->n + len > b->cap) {
+		size_t ncap = b->cap ? b->cap : 4096;
+		unsigned char *p;
+
+		while (ncap < b->n + len)
+			ncap *= 2;
+		p = realloc(b->p, ncap);
+		if (!p) {
+			b->oom = true;
+			return;
+		}
+		b->p = p;
+		b->cap = ncap;
+	}
+	memcpy(b->p + b->n, data, len);
+	b->n += len;
+}
+
+static void put_u8(struct wbuf *b, uint8_t v)
+{
+	put(b, &v, 1);
+}
+
+static void put_u32(struct wbuf *b, uint32_t v)
+{
+	unsigned char x[4] = { (unsigned char)v, (unsigned char)(v >> 8), (unsigned char)(v >> 16),
+			       (unsigned char)(v >> 24) };
+
+	put(b, x, 4);
+}
+
+static void put_u64(struct wbuf *b, uint64_t v)
+{
+	put_u32(b, (uint32_t)v);
+	put_u32(b, (uint32_t)(v >> 32));
+}
+
+/* a string; NULL is kept apart from "" */
+static void put_str(struct wbuf *b, const char *s, size_t len)
+{
+	if (!s) {
+		put_u32(b, NO_STRING);
+		return;
+	}
+	put_u32(b, (uint32_t)len);
+	put(b, s, len);
+}
+
+static void put_cstr(struct wbuf *b, const char *s)
+{
+	put_str(b, s, s ? strlen(s) : 0);
+}
+
+static size_t begin(struct wbuf *b, uint32_t tag)
+{
+	size_t at;
+
+	put_u32(b, tag);
+	put_u32(b, 0);
+	at = b->n;
+	put_u64(b, 0);
+	return at;
+}
+
+static void end(struct wbuf *b, size_t at)
+{
+	uint64_t len = b->n - at - 8;
+
+	if (b->oom)
+		return;
+	for (int i = 0; i < 8; i++)
+		b->p[at + (size_t)i] = (unsigned char)(len >> (8 * i));
+}
+
+static void put_record(struct wbuf *b, const struct gcu_record *r)
+{
+	put_u32(b, r->kind);
+	put_u8(b, r->engine);
+	put_u8(b, r->copy_kind);
+	put_u32(b, r->device);
+	put_u32(b, r->pid);
+	put_u32(b, r->tid);
+	put_u32(b, r->stream_id);
+	put_u64(b, r->launch_id);
+	put_u32(b, r->name_id);
+	put_u64(b, r->start_ticks);
+	put_u64(b, r->end_ticks);
+	put_u64(b, r->bytes);
+}
+
+static void put_double(struct wbuf *b, double v)
+{
+	uint64_t bits;
+
+	memcpy(&bits, &v, sizeof(bits));
+	put_u64(b, bits);
+}
+
+static void encode_cpu(struct wbuf *b, const struct cpu_profile *p)
+{
+	size_t s = begin(b, SEC_CPUS);
+
+	put_u32(b, p->hz);
+	put_u64(b, p->samples);
+	put_u64(b, p->truncated_samples);
+	put_u64(b, p->lost_samples);
+	put_u64(b, p->lost_stacks);
+	for (size_t i = 0; i < p->n; i++) {
+		put_u32(b, p->v[i].pid);
+		put_cstr(b, p->v[i].comm);
+		put_cstr(b, p->v[i].frames);
+		put_u64(b, p->v[i].count);
+		put_u8(b, p->v[i].truncated);
+	}
+	end(b, s);
+}
+
+static void encode_util(struct wbuf *b, const struct util_profile *u)
+{
+	size_t s = begin(b, SEC_UTIL);
+
+	put_u8(b, u->cpu);
+	put_u8(b, u->mem);
+	put_u32(b, u->hz);
+	put_u32(b, u->ncpus);
+	put_u64(b, u->mem_total);
+	put_u64(b, u->missed);
+	for (size_t i = 0; i < u->n; i++) {
+		const struct util_series *ser = &u->s[i];
+
+		put_u32(b, ser->pid);
+		put_cstr(b, ser->comm);
+		put_u64(b, ser->n);
+		for (size_t k = 0; k < ser->n; k++) {
+			put_u64(b, ser->v[k].t_ns);
+			put_double(b, ser->v[k].cpu);
+			put_u64(b, ser->v[k].rss);
+			put_u64(b, ser->v[k].vsz);
+		}
+	}
+	end(b, s);
+}
+
+static void encode_kernel(struct wbuf *b, const struct kernel_profile *p)
+{
+	size_t s = begin(b, SEC_KERN);
+
+	put_cstr(b, p->mechanism);
+	put_cstr(b, p->filter);
+	put_u64(b, p->lost_entries);
+	put_u64(b, p->lost_stacks);
+	put_u64(b, p->lost_threads);
+	put_u64(b, p->ne);
+	for (size_t i = 0; i < p->ne; i++) {
+		put_cstr(b, p->e[i].name);
+		put_u8(b, p->e[i].driver);
+		put_u64(b, p->e[i].calls);
+		put_u64(b, p->e[i].total_ns);
+		put_u64(b, p->e[i].max_ns);
+	}
+	for (size_t i = 0; i < p->ns; i++) {
+		const struct kernel_stack *k = &p->s[i];
+
+		put_u32(b, k->pid);
+		put_cstr(b, k->comm);
+		put_cstr(b, k->entry);
+		put_u8(b, k->driver);
+		put_u8(b, k->offcpu);
+		put_cstr(b, k->frames);
+		put_u64(b, k->count);
+		put_u64(b, k->total_ns);
+		put_u64(b, k->max_ns);
+	}
+	end(b, s);
+}
+
+/* what the samplers collected: CPU stacks, utilization, kernel callstacks */
+static void encode_samples(struct wbuf *b, const struct model *m)
+{
+	if (m->cpu.sampled)
+		encode_cpu(b, &m->cpu);
+	if (m->util.cpu || m->util.mem)
+		encode_util(b, &m->util);
+	if (m->kernel.collected)
+		encode_kernel(b, &m->kernel);
+}
+
+static void encode(struct wbuf *b, const struct model *m)
+{
+	uint64_t ps;
+	size_t s;
+
+	s = begin(b, SEC_META);
+	put_u32(b, m->root_pid);
+	put_u64(b, m->span_start_ns);
+	put_u64(b, m->span_end_ns);
+	put_u32(b, m->gcu_activities);
+	put_u32(b, m->gcu_joined);
+	put_u64(b, m->joined);
+	put_u64(b, m->unjoined_records);
+	put_u64(b, m->unjoined_calls);
+	put_u64(b, m->tx_open);
+	put_u64(b, m->lost_calls);
+	put_u64(b, m->lost_strings);
+	put_u64(b, m->lost_depth);
+	put_u64(b, m->lost_stats);
+	put_u64(b, m->lost_proc_events);
+	put_u64(b, m->lost_pids);
+	put_u64(b, m->buffer_size);
+	put_u64(b, m->first_ns);
+	put_u64(b, m->last_ns);
+	memcpy(&ps, &m->process_s, sizeof(ps));
+	put_u64(b, ps);
+	put_cstr(b, m->header);
+	end(b, s);
+
+	/* apart from META, which older readers want to the byte: they skip this */
+	s = begin(b, SEC_STRS);
+	put_u64(b, m->lost_unreadable);
+	put_u64(b, m->str_recovered);
+	put_u64(b, m->str_faulted_in);
+	end(b, s);
+
+	s = begin(b, SEC_STAT);
+	for (unsigned f = 0; f < api_table_len; f++) {
+		const struct fn_stat *st = &m->stats[f];
+
+		if (!st->count)
+			continue;
+		put_cstr(b, api_table[f].name);
+		put_u64(b, st->count);
+		put_u64(b, st->total_ns);
+		put_u64(b, st->min_ns);
+		put_u64(b, st->max_ns);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_CALL);
+	for (size_t i = 0; i < m->ncalls; i++) {
+		const struct api_call *c = &m->calls[i];
+
+		put_cstr(b, api_table[c->fn].name);
+		put_u64(b, c->call_id);
+		put_u32(b, c->pid);
+		put_u32(b, c->tid);
+		put_u32(b, c->flags);
+		put_u64(b, c->start_ns);
+		put_u64(b, c->end_ns);
+		put_u64(b, (uint64_t)c->ret);
+		for (int a = 0; a < API_REG_ARGS + API_STACK_ARGS; a++)
+			put_u64(b, c->args[a]);
+		put(b, c->attr, sizeof(c->attr));
+		for (int k = 0; k < 2; k++) {
+			put_str(b, c->str[k], c->str_len[k]);
+			put_u8(b, c->truncated[k]);
+		}
+	}
+	end(b, s);
+
+	s = begin(b, SEC_RNGE);
+	for (size_t i = 0; i < m->nranges; i++) {
+		const struct tx_range *r = &m->ranges[i];
+
+		put_cstr(b, r->domain);
+		put_cstr(b, r->name);
+		put_u32(b, r->pid);
+		put_u32(b, r->tid);
+		put_u64(b, r->start_ns);
+		put_u64(b, r->end_ns);
+		put_u8(b, r->truncated);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_MARK);
+	for (size_t i = 0; i < m->nmarks; i++) {
+		put_cstr(b, m->marks[i].domain);
+		put_cstr(b, m->marks[i].name);
+		put_u64(b, m->marks[i].count);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_PROC);
+	for (size_t i = 0; i < m->nprocs; i++) {
+		const struct proc_info *p = &m->procs[i];
+
+		put_u32(b, p->pid);
+		put_u32(b, p->ppid);
+		put_cstr(b, p->comm);
+		put_u8(b, p->exited);
+		put_u32(b, (uint32_t)p->exit_code);
+	}
+	end(b, s);
+
+	s = begin(b, SEC_DEVS);
+	for (uint32_t d = 0; d < GCU_RO_MAX_DEVICES; d++) {
+		const struct gcu_dev *g = &m->dev[d];
+
+		if (!g->present)
+			continue;
+		put_u32(b, d);
+		put_u64(b, g->tick_hz);
+		put_u64(b, g->overflow);
+		put_u64(b, g->npairs);
+		for (size_t i = 0; i < g->npairs; i++) {
+			put_u64(b, g->pairs[i].host_ns);
+			put_u64(b, g->pairs[i].ticks);
+		}
+	}
+	end(b, s);
+
+	s = begin(b, SEC_GOPS);
+	for (size_t i = 0; i < m->nops; i++) {
+		const struct gcu_op *op = &m->ops[i];
+
+		put_record(b, &op->rec);
+		put_u64(b, op->start_ns);
+		put_u64(b, op->end_ns);
+		put_u64(b, (uint64_t)op->call);
+		put_cstr(b, op->name);
+	}
+	end(b, s);
+
+	encode_samples(b, m);
+}
+
+int store_write_profile(FILE *f, const struct model *m)
+{
+	struct wbuf b = { 0 };
+	unsigned char hdr[HEADER_SIZE];
+	uLongf zlen;
+	Bytef *z;
+	uint32_t crc;
+	int rc = -1;
+
+	encode(&b, m);
+	if (b.oom)
+		goto out;
+	zlen = compressBound((uLong)b.n);
+	z = malloc(zlen);
+	if (!z || compress2(z, &zlen, b.p, (uLong)b.n, 6) != Z_OK) {
+		free(z);
+		goto out;
+	}
+	crc = (uint32_t)crc32(0, b.p, (uInt)b.n);
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, STORE_MAGIC, 8);
+	hdr[8] = STORE_MAJOR;
+	hdr[10] = STORE_MINOR;
+	for (int i = 0; i < 8; i++)
+		hdr[16 + i] = (unsigned char)((uint64_t)b.n >> (8 * i));
+	for (int i = 0; i < 4; i++) {
+		hdr[24 + i] = (unsigned char)(crc >> (8 * i));
+		hdr[28 + i] = (unsigned char)((uint32_t)zlen >> (8 * i));
+	}
+	if (fwrite(hdr, 1, sizeof(hdr), f) == sizeof(hdr) && fwrite(z, 1, zlen, f) == zlen)
+		rc = 0;
+	free(z);
+out:
+	free(b.p);
+	return rc;
+}
+
+/* --- reading --------------------------------------------------------------------------------- */
+
+struct rbuf {
+	const unsigned char *p;
+	size_t n, off;
+	bool bad;
+};
+
+static const unsigned char *take(struct rbuf *r, size_t len)
+{
+	const unsigned char *p;
+
+	if (r->bad || len > r->n - r->off) {
+		r->bad = true;
+		return NULL;
+	}
+	p = r->p + r->off;
+	r->off += len;
+	return p;
+}
+
+static uint8_t get_u8(struct rbuf *r)
+{
+	const unsigned char *p = take(r, 1);
+
+	return p ? *p : 0;
+}
+
+static uint32_t get_u32(struct rbuf *r)
+{
+	const unsigned char *p = take(r, 4);
+
+	return p ? (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			       (uint32_t)p[3] << 24
+		 : 0;
+}
+
+static uint64_t get_u64(struct rbuf *r)
+{
+	uint64_t lo = get_u32(r);
+
+	return lo | (uint64_t)get_u32(r) << 32;
+}
+
+/* a string of the file, as a new NUL-terminated copy (NULL for a NULL string or an error) */
+static char *get_str(struct rbuf *r, uint32_t *len_out)
+{
+	uint32_t len = get_u32(r);
+	const unsigned char *p;
+	char *s;
+
+	if (len_out)
+		*len_out = 0;
+	if (r->bad || len == NO_STRING)
+		return NULL;
+	p = take(r, len);
+	if (!p)
+		return NULL;
+	s = malloc((size_t)len + 1);
+	if (!s) {
+		r->bad = true;
+		return NULL;
+	}
+	memcpy(s, p, len);
+	s[len] = '\0';
+	if (len_out)
+		*len_out = len;
+	return s;
+}
+
+static int decode_meta(struct rbuf *r, struct model *m)
+{
+	uint64_t ps;
+
+	m->root_pid = get_u32(r);
+	m->span_start_ns = get_u64(r);
+	m->span_end_ns = get_u64(r);
+	m->gcu_activities = get_u32(r);
+	m->gcu_joined = get_u32(r) != 0;
+	m->joined = get_u64(r);
+	m->unjoined_records = get_u64(r);
+	m->unjoined_calls = get_u64(r);
+	m->tx_open = get_u64(r);
+	m->lost_calls = get_u64(r);
+	m->lost_strings = get_u64(r);
+	m->lost_depth = get_u64(r);
+	m->lost_stats = get_u64(r);
+	m->lost_proc_events = get_u64(r);
+	m->lost_pids = get_u64(r);
+	m->buffer_size = get_u64(r);
+	m->first_ns = get_u64(r);
+	m->last_ns = get_u64(r);
+	ps = get_u64(r);
+	memcpy(&m->process_s, &ps, sizeof(ps));
+	if (!(m->process_s >= 0 && m->process_s < 1e9))
+		m->process_s = 0;
+	free(m->header);
+	m->header = get_str(r, NULL);
+	return r->bad ? -1 : 0;
+}
+
+/* a file before 1.2 has none: the counts stay 0. More at its end (a later minor version) is
+ * skipped. */
+static int decode_strs(struct rbuf *r, struct model *m)
+{
+	m->lost_unreadable = get_u64(r);
+	m->str_recovered = get_u64(r);
+	m->str_faulted_in = get_u64(r);
+	return r->bad ? -1 : 0;
+}
+
+/* the API function named in the file; -1 when topsprof does not know it */
+static int get_fn(struct rbuf *r)
+{
+	char *name = get_str(r, NULL);
+	int fn = name ? api_find(name) : -1;
+
+	free(name);
+	if (fn < 0)
+		r->bad = true;
+	return fn;
+}
+
+static int decode_stats(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		int fn = get_fn(r);
+		struct api_stat s;
+
+		s.count = get_u64(r);
+		s.total_ns = get_u64(r);
+		s.min_ns = get_u64(r);
+		s.max_ns = get_u64(r);
+		if (!r->bad)
+			model_add_stat(m, (uint32_t)fn, &s);
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_calls(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct tp_api_event e;
+		size_t n_before;
+		char *str[2];
+		uint32_t len[2];
+		uint8_t trunc[2];
+		int fn = get_fn(r);
+		struct api_call *c;
+
+		memset(&e, 0, sizeof(e));
+		e.call_id = get_u64(r);
+		e.hdr.pid = get_u32(r);
+		e.hdr.tid = get_u32(r);
+		e.flags = get_u32(r);
+		e.start_ns = get_u64(r);
+		e.hdr.ts_ns = get_u64(r);
+		e.ret = (int64_t)get_u64(r);
+		for (int a = 0; a < API_REG_ARGS; a++)
+			e.args[a] = get_u64(r);
+		for (int a = 0; a < API_STACK_ARGS; a++)
+			e.stack[a] = get_u64(r);
+		if (take(r, sizeof(e.attr)))
+			memcpy(e.attr, r->p + r->off - sizeof(e.attr), sizeof(e.attr));
+		for (int k = 0; k < 2; k++) {
+			str[k] = get_str(r, &len[k]);
+			trunc[k] = get_u8(r);
+		}
+		if (r->bad) {
+			free(str[0]);
+			free(str[1]);
+			break;
+		}
+		e.fn = (uint32_t)fn;
+		n_before = m->ncalls;
+		model_add_call(m, &e);
+		if (m->ncalls == n_before) { /* out of memory */
+			free(str[0]);
+			free(str[1]);
+			r->bad = true;
+			break;
+		}
+		c = &m->calls[m->ncalls - 1];
+		c->flags = e.flags;
+		for (int k = 0; k < 2; k++) {
+			c->str[k] = str[k];
+			c->str_len[k] = len[k];
+			c->truncated[k] = trunc[k] != 0;
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_ranges(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct tx_range x;
+
+		x.domain = get_str(r, NULL);
+		x.name = get_str(r, NULL);
+		x.pid = get_u32(r);
+		x.tid = get_u32(r);
+		x.start_ns = get_u64(r);
+		x.end_ns = get_u64(r);
+		x.truncated = get_u8(r) != 0;
+		if (r->bad || !x.name ||
+		    !grow_array((void **)&m->ranges, &m->ranges_cap, m->nranges, sizeof(x))) {
+			free(x.domain);
+			free(x.name);
+			r->bad = true;
+			break;
+		}
+		m->ranges[m->nranges++] = x;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_marks(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		char *domain = get_str(r, NULL), *name = get_str(r, NULL);
+		uint64_t count = get_u64(r);
+
+		if (r->bad || !name ||
+		    !grow_array((void **)&m->marks, &m->marks_cap, m->nmarks, sizeof(*m->marks))) {
+			free(domain);
+			free(name);
+			r->bad = true;
+			break;
+		}
+		m->marks[m->nmarks].domain = domain;
+		m->marks[m->nmarks].name = name;
+		m->marks[m->nmarks].count = count;
+		m->nmarks++;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_procs(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct proc_info p;
+		char *comm;
+
+		memset(&p, 0, sizeof(p));
+		p.pid = get_u32(r);
+		p.ppid = get_u32(r);
+		comm = get_str(r, NULL);
+		p.exited = get_u8(r) != 0;
+		p.exit_code = (int)get_u32(r);
+		if (comm)
+			snprintf(p.comm, sizeof(p.comm), "%s", comm);
+		free(comm);
+		if (r->bad ||
+		    !grow_array((void **)&m->procs, &m->procs_cap, m->nprocs, sizeof(p))) {
+			r->bad = true;
+			break;
+		}
+		m->procs[m->nprocs++] = p;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_devs(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		uint32_t d = get_u32(r);
+		uint64_t npairs;
+		struct gcu_dev *g;
+
+		if (d >= GCU_RO_MAX_DEVICES || m->dev[d].present) {
+			r->bad = true;
+			break;
+		}
+		g = &m->dev[d];
+		g->present = true;
+		g->tick_hz = get_u64(r);
+		g->overflow = get_u64(r);
+		npairs = get_u64(r);
+		if (npairs > (r->n - r->off) / 16) {
+			r->bad = true;
+			break;
+		}
+		for (uint64_t i = 0; i < npairs; i++) {
+			uint64_t h = get_u64(r);
+
+			model_add_sync(m, (int)d, h, get_u64(r));
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_ops(struct rbuf *r, struct model *m)
+{
+	while (!r->bad && r->off < r->n) {
+		struct gcu_record rec;
+		uint64_t start, end, call;
+		size_t n_before;
+		char *name;
+
+		memset(&rec, 0, sizeof(rec));
+		rec.kind = (uint16_t)get_u32(r);
+		rec.engine = get_u8(r);
+		rec.copy_kind = get_u8(r);
+		rec.device = get_u32(r);
+		rec.pid = get_u32(r);
+		rec.tid = get_u32(r);
+		rec.stream_id = get_u32(r);
+		rec.launch_id = get_u64(r);
+		rec.name_id = get_u32(r);
+		rec.start_ticks = get_u64(r);
+		rec.end_ticks = get_u64(r);
+		rec.bytes = get_u64(r);
+		start = get_u64(r);
+		end = get_u64(r);
+		call = get_u64(r);
+		name = get_str(r, NULL);
+		if (r->bad || rec.device >= GCU_RO_MAX_DEVICES ||
+		    rec.name_id >= GCU_RO_MAX_NAME_ID ||
+		    ((int64_t)call >= 0 && call >= m->ncalls) || (name && !rec.name_id)) {
+			free(name);
+			r->bad = true;
+			break;
+		}
+		n_before = m->nops;
+		model_add_gcu(m, &rec, name);
+		free(name);
+		if (m->nops == n_before) { /* out of memory */
+			r->bad = true;
+			break;
+		}
+		m->ops[m->nops - 1].start_ns = start;
+		m->ops[m->nops - 1].end_ns = end;
+		m->ops[m->nops - 1].call = (int64_t)call;
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_cpu(struct rbuf *r, struct model *m)
+{
+	struct cpu_profile *p = &m->cpu;
+
+	uint64_t samples, truncated;
+
+	p->sampled = true;
+	p->hz = get_u32(r);
+	samples = get_u64(r);
+	truncated = get_u64(r);
+	p->lost_samples = get_u64(r);
+	p->lost_stacks = get_u64(r);
+	if (!p->hz || p->hz > 1000)
+		r->bad = true;
+	while (!r->bad && r->off < r->n) {
+		uint32_t pid = get_u32(r);
+		char *comm = get_str(r, NULL), *frames = get_str(r, NULL);
+		uint64_t count = get_u64(r);
+		bool truncated = get_u8(r) != 0;
+
+		if (r->bad || !comm || !frames ||
+		    cpu_profile_add(p, pid, comm, frames, count, truncated))
+			r->bad = true;
+		free(comm);
+		free(frames);
+	}
+	cpu_profile_finish(p);
+	/* as counted: the stacks' own sums may differ (a stack lost to a full map) */
+	p->samples = samples;
+	p->truncated_samples = truncated;
+	return r->bad ? -1 : 0;
+}
+
+static int decode_util(struct rbuf *r, struct model *m)
+{
+	struct util_profile *u = &m->util;
+
+	u->cpu = get_u8(r) != 0;
+	u->mem = get_u8(r) != 0;
+	u->hz = get_u32(r);
+	u->ncpus = get_u32(r);
+	u->mem_total = get_u64(r);
+	u->missed = get_u64(r);
+	if (!u->hz || u->hz > 1000 || !u->ncpus)
+		r->bad = true;
+	while (!r->bad && r->off < r->n) {
+		uint32_t pid = get_u32(r);
+		char *comm = get_str(r, NULL);
+		uint64_t n = get_u64(r);
+		struct util_series *ser;
+
+		/* each point is 32 bytes */
+		if (r->bad || n > (r->n - r->off) / 32 ||
+		    !(ser = util_series_add(u, pid, comm ? comm : ""))) {
+			free(comm);
+			r->bad = true;
+			break;
+		}
+		free(comm);
+		for (uint64_t k = 0; k < n && !r->bad; k++) {
+			struct util_point pt;
+			uint64_t bits;
+
+			pt.t_ns = get_u64(r);
+			bits = get_u64(r);
+			memcpy(&pt.cpu, &bits, sizeof(pt.cpu));
+			pt.rss = get_u64(r);
+			pt.vsz = get_u64(r);
+			if (!(pt.cpu >= 0 && pt.cpu <= 1e7) || util_add(ser, &pt))
+				r->bad = true;
+		}
+	}
+	return r->bad ? -1 : 0;
+}
+
+static int decode_kernel(struct rbuf *r, struct model *m)
+{
+	struct kernel_profile *p = &m->kernel;
+	uint64_t ne;
+
+	p->collected = true;
+	free(p->mechanism);
+	free(p->filter);
+	p->mechanism = get_str(r, NULL);
+	p->filter = get_str(r, NULL);
+	p->lost_entries = get_u64(r);
+	p->lost_stacks = get_u64(r);
+	p->lost_threads = get_u64(r);
+	ne = get_u64(r);
+	/* an entry is at least 29 bytes */
+	if (ne > (r->n - r->off) / 29)
+		r->bad = true;
+	for (uint64_t i = 0; i < ne && !r->bad; i++) {
+		char *name = get_str(r, NULL);
+		bool driver = get_u8(r) != 0;
+		uint64_t calls = get_u64(r), total = get_u64(r), max = get_u64(r);
+
+		if (r->bad || !name || kernel_add_entry(p, name, driver, calls, total, max))
+			r->bad = true;
+		free(name);
+	}
+	while (!r->bad && r->off < r->n) {
+		struct kernel_stack k = { 0 };
+
+		k.pid = get_u32(r);
+		k.comm = get_str(r, NULL);
+		k.entry = get_str(r, NULL);
+		k.driver = get_u8(r) != 0;
+		k.offcpu = get_u8(r) != 0;
+		k.frames = get_str(r, NULL);
+		k.count = get_u64(r);
+		k.total_ns = get_u64(r);
+		k.max_ns = get_u64(r);
+		if (r->bad || !k.frames || kernel_add_stack(p, &k))
+			r->bad = true;
+		free(k.comm);
+		free(k.entry);
+		free(k.frames);
+	}
+	kernel_profile_finish(p);
+	return r->bad ? -1 : 0;
+}
+
+static const struct {
+	uint32_t tag;
+	const char *what;
+	int (*decode)(struct rbuf *, struct model *);
+} sections[] = {
+	{ SEC_META, "META", decode_meta },   { SEC_STAT, "STAT", decode_stats },
+	{ SEC_CALL, "CALL", decode_calls },  { SEC_RNGE, "RNGE", decode_ranges },
+	{ SEC_MARK, "MARK", decode_marks },  { SEC_PROC, "PROC", decode_procs },
+	{ SEC_DEVS, "DEVS", decode_devs },   { SEC_GOPS, "GOPS", decode_ops },
+	{ SEC_CPUS, "CPUS", decode_cpu },    { SEC_UTIL, "UTIL", decode_util },
+	{ SEC_KERN, "KERN", decode_kernel }, { SEC_STRS, "STRS", decode_strs },
+};
+
+/* whole: a whole profile (META first of all); else only the samplers' sections are taken */
+static int decode_sections(const unsigned char *p, size_t n, struct model *m, bool whole, char *err,
+			   size_t errlen)
+{
+	struct rbuf r = { p, n, 0, false };
+	bool meta = false;
+
+	while (r.off < r.n) {
+		uint32_t tag = get_u32(&r);
+		uint64_t len;
+		size_t i;
+
+		get_u32(&r);
+		len = get_u64(&r);
+		if (r.bad || len > r.n - r.off) {
+			snprintf(err, errlen, "corrupt: a section runs past the end");
+			return -1;
+		}
+		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+			struct rbuf s = { r.p + r.off, (size_t)len, 0, false };
+
+			if (sections[i].tag != tag)
+				continue;
+			if (!whole && tag != SEC_CPUS && tag != SEC_UTIL && tag != SEC_KERN) {
+				snprintf(err, errlen, "corrupt: a %s section among the samplers'",
+					 sections[i].what);
+				return -1;
+			}
+			if ((tag == SEC_META && meta) || sections[i].decode(&s, m) ||
+			    (tag == SEC_META && s.off != s.n)) {
+				snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+				return -1;
+			}
+			meta |= tag == SEC_META;
+			break;
+		}
+		r.off += (size_t)len; /* sections of newer minor versions are skipped */
+	}
+	if (whole && !meta) {
+		snprintf(err, errlen, "corrupt: no META section");
+		return -1;
+	}
+	return 0;
+}
+
+int store_decode_payload(const unsigned char *p, size_t n, struct model *m, char *err,
+			 size_t errlen)
+{
+	return decode_sections(p, n, m, true, err, errlen);
+}
+
+int store_encode_samples(const struct model *m, unsigned char **out, size_t *len)
+{
+	struct wbuf b = { 0 };
+
+	encode_samples(&b, m);
+	if (b.oom) {
+		free(b.p);
+		return -ENOMEM;
+	}
+	*out = b.p;
+	*len = b.n;
+	return 0;
+}
+
+int store_decode_samples(const unsigned char *p, size_t n, struct model *m, char *err,
+			 size_t errlen)
+{
+	return decode_sections(p, n, m, false, err, errlen);
+}
+
+int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,
+			size_t errlen)
+{
+	uint64_t plen = 0;
+	uint32_t crc = 0, zlen = 0;
+	unsigned char *payload;
+	uLongf got;
+	int rc;
+
+	if (len < HEADER_SIZE || memcmp(data, STORE_MAGIC, 8)) {
+		snprintf(err, errlen, "not a topsprof profile (from --export-profile)");
+		return -1;
+	}
+	if (data[8] != STORE_MAJOR || data[9]) {
+		snprintf(err, errlen, "profile format version %u.%u, this topsprof reads %d.x",
+			 data[8] | data[9] << 8, data[10] | data[11] << 8, STORE_MAJOR);
+		return -1;
+	}
+	for (int i = 0; i < 8; i++)
+		plen |= (uint64_t)data[16 + i] << (8 * i);
+	for (int i = 0; i < 4; i++) {
+		crc |= (uint32_t)data[24 + i] << (8 * i);
+		zlen |= (uint32_t)data[28 + i] << (8 * i);
+	}
+	if (zlen != len - HEADER_SIZE) {
+		snprintf(err, errlen, "truncated: %zu of %u compressed bytes", len - HEADER_SIZE,
+			 zlen);
+		return -1;
+	}
+	/* deflate expands at most ~1032:1; anything claiming more is not ours */
+	if (plen > MAX_PAYLOAD || plen > (uint64_t)zlen * 1032 + 64) {
+		snprintf(err, errlen, "corrupt: implausible size %llu", (unsigned long long)plen);
+		return -1;
+	}
+	payload = malloc(plen ? (size_t)plen : 1);
+	if (!payload) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	got = (uLongf)plen;
+	if (uncompress(payload, &got, data + HEADER_SIZE, zlen) != Z_OK || got != plen) {
+		snprintf(err, errlen, "corrupt: the compressed data does not decompress");
+		free(payload);
+		return -1;
+	}
+	if ((uint32_t)crc32(0, payload, (uInt)plen) != crc) {
+		snprintf(err, errlen, "corrupt: checksum mismatch");
+		free(payload);
+		return -1;
+	}
+	rc = store_decode_payload(payload, (size_t)plen, m, err, errlen);
+	free(payload);
+	return rc;
+}
+
+int store_read_profile(const char *path, struct model *m, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t len;
+	int rc;
+
+	/* a regular file only, opened without waiting and read through that one descriptor */
+	if (infile_read(path, STORE_MAX_FILE, &data, &len, err, errlen))
+		return -1;
+	rc = store_parse_profile(data, len, m, err, errlen);
+	free(data);
+	return rc;
+}

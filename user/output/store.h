@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/*
+ * The profile file (--export-profile / --import-profile): the whole finished model, so that an
+ * import prints exactly what the run printed.
+ *
+ *   header, 32 bytes, little-endian:
+ *     "TOPSPROF" | u16 major | u16 minor | u32 flags | u64 payload bytes | u32 crc32(payload)
+ *     | u32 compressed bytes
+ *   payload, zlib-compressed: sections { u32 tag | u32 0 | u64 length | bytes }, each made of
+ *     fixed-width integers and strings (u32 length, bytes); unknown tags are skipped, so a newer
+ *     minor version stays readable.
+ *
+ * Reading treats the file as hostile: every length is checked against what is left, the sizes
+ * are bounded, the checksum must match; a bad file is one error, never a crash.
+ */
+#ifndef TOPSPROF_STORE_H
+#define TOPSPROF_STORE_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#include "model/model.h"
+
+#define STORE_MAGIC "TOPSPROF"
+#define STORE_MAJOR 1
+#define STORE_MINOR 2 /* 1.2: STRS, the topstx strings the probe could not read */
+
+/* 0, or -1 (the file's error state tells) */
+int store_write_profile(FILE *f, const struct model *m);
+/* a profile file is no larger (its payload is 4 GiB at most, compressed) */
+#define STORE_MAX_FILE (1ull << 32)
+/* 0, or -1 with the reason in err (the file not named) */
+int store_read_profile(const char *path, struct model *m, char *err, size_t errlen);
+/* the same from memory (the fuzz targets' entries): a whole file, or its payload only */
+int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,
+			size_t errlen);
+int store_decode_payload(const unsigned char *data, size_t len, struct model *m, char *err,
+			 size_t errlen);
+
+/* the sections of what the samplers collected (CPU stacks, utilization, kernel callstacks), for
+ * the raw data to carry: malloc'd into *out; 0 or -ENOMEM. Decoding adds them to m: 0, or -1
+ * with the reason in err */
+int store_encode_samples(const struct model *m, unsigned char **out, size_t *len);
+int store_decode_samples(const unsigned char *p, size_t n, struct model *m, char *err,
+			 size_t errlen);
+
+#endif

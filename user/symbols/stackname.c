@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "symbols/stackname.h"
+
+#include "model/cpustacks.h"
+#include "events.h"
+
+#include <bpf/bpf.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int reserve(struct stackname *out, size_t more)
+{
+	while (out->len + more + 1 > out->cap) {
+		size_t ncap = out->cap ? out->cap * 2 : 4096;
+		char *nb = realloc(out->buf, ncap);
+
+		if (!nb)
+			return -ENOMEM;
+		out->buf = nb;
+		out->cap = ncap;
+	}
+	return 0;
+}
+
+/* one side, outermost frame first */
+static int append(struct symbolizer *sym, const struct procmaps *maps, const uint64_t *ips,
+		  bool kernel, bool from_tracepoint, struct stackname *out, bool *complete)
+{
+	static const struct procmaps none;
+	int n = 0, leaf = 0;
+
+	while (n < CPU_STACK_DEPTH && ips[n])
+		n++;
+	/* a stack taken by a tracepoint's program begins in the program and its caller */
+	while (kernel && from_tracepoint && leaf < n) {
+		char name[512];
+
+		symbolize_kernel(sym, ips[leaf], name, sizeof(name));
+		if (strncmp(name, "bpf_prog_", 9) && strncmp(name, "bpf_trace_run", 13) &&
+		    strncmp(name, "__bpf_trace_", 12) && strncmp(name, "__traceiter_", 12))
+			break;
+		leaf++;
+	}
+	for (int i = n - 1; i >= leaf; i--) {
+		char name[512];
+		size_t l;
+
+		/* a return address points after its call: name the call, except at the leaf */
+		if (kernel)
+			symbolize_kernel(sym, ips[i] - (i > leaf), name, sizeof(name));
+		else
+			symbolize_user(sym, maps ? maps : &none, ips[i] - (i > 0), name,
+				       sizeof(name));
+		cpu_frame_sanitize(name);
+		if (!kernel && i == n - 1) {
+			const struct procmap *mp = maps ? procmaps_find(maps, ips[i], NULL) : NULL;
+
+			*complete = cpu_stack_looks_complete(name, mp ? mp->path : NULL);
+		}
+		l = strlen(name);
+		if (reserve(out, l + 5))
+			return -ENOMEM;
+		out->len += (size_t)sprintf(out->buf + out->len, "%s%s%s", out->len ? ";" : "",
+					    name, kernel ? "_[k]" : "");
+	}
+	return 0;
+}
+
+int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
+	       int32_t ustack, int32_t kstack, bool from_tracepoint, struct stackname *out,
+	       bool *user_complete)
+{
+	uint64_t ips[CPU_STACK_DEPTH];
+	int err = 0;
+
+	*user_complete = true;
+	out->len = 0;
+	if (reserve(out, 0))
+		return -ENOMEM;
+	out->buf[0] = 0;
+	if (ustack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &ustack, ips))
+		err = append(sym, maps, ips, false, false, out, user_complete);
+	if (!err && kstack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &kstack, ips))
+		err = append(sym, NULL, ips, true, from_tracepoint, out, user_complete);
+	return err;
+}

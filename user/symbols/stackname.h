@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* A stack pair kept in a BPF stack map (a user side and a kernel side, by id) named as one
+ * folded-format string: the user frames outermost first, then the kernel frames marked "_[k]". */
+#ifndef TOPSPROF_STACKNAME_H
+#define TOPSPROF_STACKNAME_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "symbols/procmaps.h"
+#include "symbols/symbolize.h"
+
+struct stackname {
+	char *buf; /* "" when neither side has frames */
+	size_t len, cap;
+};
+
+/* name the stacks ustack and kstack (negative: that side is absent) of a process whose mappings
+ * are maps (NULL: none known) into out, which is reused from call to call and freed with free().
+ * from_tracepoint: the kernel side was taken by a program at a tracepoint, whose own frames
+ * (the program, the tracepoint's caller) are left out. *user_complete: the user side reaches a
+ * thread's entry (true without a user side). 0 or -ENOMEM. */
+int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
+	       int32_t ustack, int32_t kstack, bool from_tracepoint, struct stackname *out,
+	       bool *user_complete);
+
+#endif
