@@ -72,6 +72,7 @@ FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/nu
 all: $(SKELS) $(TOPSPROF) sim
 
 include sim/sim.mk
+include tests/runtime/testrt.mk
 
 $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/skel $(OUTPUT)/tests $(sort $(dir $(USER_OBJS))):
 	$(Q)mkdir -p $@
@@ -156,7 +157,7 @@ unit: $(UNIT_BINS) $(SYM_FIXTURES) sim
 unit-san:
 	$(Q)$(MAKE) SAN=1 TEST_LOGS=$(TEST_LOGS) unit
 
-e2e: $(TOPSPROF) sim
+e2e: $(TOPSPROF) sim $(TESTRT_TARGETS)
 	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) LOG_DIR=$(TEST_LOGS)/e2e \
 		tests/e2e/run.sh
 
@@ -175,6 +176,7 @@ FUZZ := $(OUTPUT)/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
 FUZZ_PROFILE_SRCS := user/output/store.c user/model/model.c user/target/runtime/apitable.c \
+	user/target/runtime/tops.c \
 	user/lib/strlist.c user/model/cpustacks.c user/model/utilization.c user/model/kstacks.c \
 	user/lib/infile.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
@@ -234,6 +236,7 @@ format-check:
 	$(Q)$(CLANG_FORMAT) --version | grep -q 'version 14\.' || \
 		{ echo "format-check: needs clang-format 14 (have: $$($(CLANG_FORMAT) --version))"; exit 1; }
 	$(Q)$(CLANG_FORMAT) --dry-run --Werror $(FORMAT_FILES)
+	$(Q)scripts/check-layers.sh
 
 # -- benchmarks ------------------------------------------------------------------------------------
 

@@ -134,10 +134,12 @@ static void test_deps(void **state)
 
 static void targets(struct findlib_target t[2])
 {
-	t[0] = (struct findlib_target){ .soname_prefix = "libtopsrt.so",
-					.probe_symbol = "topsLaunchKernel" };
-	t[1] = (struct findlib_target){ .soname_prefix = "libtopstx.so",
-					.probe_symbol = "topstxRangePush" };
+	t[0] = (struct findlib_target){ .soname = "libtopsrt.so.1",
+					.probe_symbol = "topsLaunchKernel",
+					.vendor_dirs = "/opt/tops/lib" };
+	t[1] = (struct findlib_target){ .soname = "libtopstx.so.1",
+					.probe_symbol = "topstxRangePush",
+					.vendor_dirs = "/opt/tops/lib" };
 }
 
 static void test_find(void **state)

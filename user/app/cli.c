@@ -913,3 +913,13 @@ void cli_print_help(FILE *out)
 	fputs("\nExit status: the application's when it ran; 2 for a bad command line; 1 when topsprof\nitself fails.\n",
 	      out);
 }
+
+void cli_command_line(const struct cli *cli, char *out, size_t len)
+{
+	size_t used = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < cli->app_argc && used < len; i++)
+		used += (size_t)snprintf(out + used, len - used, "%s%s", i ? " " : "",
+					 cli->app_argv[i]);
+}

@@ -204,6 +204,8 @@ int cli_parse(int argc, char **argv, struct cli *cli, char *err, size_t errlen);
 
 const struct opt_def *cli_find(const char *name, size_t len);
 void cli_print_help(FILE *out);
+/* the application and its arguments joined by spaces ("" without one) */
+void cli_command_line(const struct cli *cli, char *out, size_t len);
 void cli_print_usage(FILE *out);
 
 #endif

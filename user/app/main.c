@@ -8,6 +8,7 @@
 #include "lib/outname.h"
 #include "lib/log.h"
 #include "app/run.h"
+#include "app/signals.h"
 #include "app/session.h"
 #include "collect/umulti.h"
 #include "gcu/source.h"

@@ -4,9 +4,6 @@
 
 #include "app/cli.h"
 
-/* the signal that killed the application: topsprof dies of it too, once it has cleaned up */
-extern int run_exit_signal;
-
 /* profile the application of cli; returns topsprof's exit status (the application's) */
 int cmd_profile(const struct cli *cli);
 /* --import-profile FILE: print it as the run that saved it did */

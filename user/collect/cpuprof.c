@@ -2,6 +2,7 @@
 #include "collect/cpuprof.h"
 
 #include "collect/bpfmaps.h"
+#include "collect/collector.h"
 #include "cpu.skel.h"
 #include "events.h"
 #include "lib/log.h"
@@ -197,3 +198,86 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 	cpu_profile_finish(p);
 	return err;
 }
+
+/* -- the CPU stacks collector ------------------------------------------------------------------ */
+
+struct cpu_collect {
+	struct collect_env *env;
+	struct cpuprof *c;
+};
+
+static bool cpu_wanted(const struct collect_settings *s)
+{
+	return s->cpu_stacks;
+}
+
+static int cpu_open(void **state, struct collect_env *env)
+{
+	struct cpu_collect *c = calloc(1, sizeof(*c));
+	struct cpuprof_opts o = { .system_wide = env->set->system_wide,
+				  .collecting = env->set->collecting,
+				  .hz = env->set->cpu_hz,
+				  .pid_map_fd = env->pid_map_fd };
+
+	*state = c;
+	if (!c) {
+		pr_error("out of memory");
+		return 1;
+	}
+	c->env = env;
+	if (cpuprof_open(&c->c, &o))
+		return 1;
+	env->m->cpu.sampled = true;
+	env->m->cpu.hz = o.hz;
+	return 0;
+}
+
+static void cpu_set_collecting(void *state, bool on)
+{
+	cpuprof_set_collecting(((struct cpu_collect *)state)->c, on);
+}
+
+static void cpu_clear(void *state)
+{
+	cpuprof_clear(((struct cpu_collect *)state)->c);
+}
+
+static int cpu_fd(const void *state)
+{
+	return cpuprof_epoll_fd(((const struct cpu_collect *)state)->c);
+}
+
+static void cpu_poll(void *state)
+{
+	cpuprof_poll(((struct cpu_collect *)state)->c);
+}
+
+static void cpu_report(void *state)
+{
+	struct cpu_collect *c = state;
+
+	if (cpuprof_collect(c->c, &c->env->m->cpu))
+		pr_warn("CPU stacks: out of memory; the CPU activities are incomplete");
+}
+
+static void cpu_close(void *state)
+{
+	struct cpu_collect *c = state;
+
+	if (!c)
+		return;
+	cpuprof_close(c->c);
+	free(c);
+}
+
+const struct collector cpu_collector = {
+	.name = "CPU stacks",
+	.wanted = cpu_wanted,
+	.open = cpu_open,
+	.set_collecting = cpu_set_collecting,
+	.clear = cpu_clear,
+	.fd = cpu_fd,
+	.poll = cpu_poll,
+	.report = cpu_report,
+	.close = cpu_close,
+};

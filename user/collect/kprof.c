@@ -2,6 +2,7 @@
 #include "collect/kprof.h"
 
 #include "collect/bpfmaps.h"
+#include "collect/collector.h"
 #include "gcu_readout.h"
 #include "kernel.skel.h"
 #include "kmd.skel.h"
@@ -545,3 +546,103 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 	kernel_profile_finish(p);
 	return err;
 }
+
+/* -- the kernel callstacks collector: system-wide, the profiled processes are every process --- */
+
+struct kernel_collect {
+	struct collect_env *env;
+	struct kprof *k;
+};
+
+static bool kernel_wanted(const struct collect_settings *s)
+{
+	return s->kernel_stacks;
+}
+
+static int kernel_open(void **state, struct collect_env *env)
+{
+	const struct collect_settings *s = env->set;
+	struct kernel_collect *k = calloc(1, sizeof(*k));
+	struct kprof_opts o = {
+		.filter = s->kfilter,
+		.functions = s->kfilter_functions,
+		.kmd_module = s->kmd_module,
+		/* a launched application: from its release on (not its wait for it), begin */
+		.collecting = s->collecting && !s->launched,
+		.pid_map_fd = env->pid_map_fd,
+	};
+
+	*state = k;
+	if (!k) {
+		pr_error("out of memory");
+		return 1;
+	}
+	k->env = env;
+	if (o.filter == KC_FILTER_CURRENT && s->system_wide)
+		o.filter = KC_FILTER_ALL;
+	if (kprof_open(&k->k, &o))
+		return 1;
+	env->m->kernel.collected = true;
+	env->m->kernel.filter = strdup(s->kfilter_name);
+	return 0;
+}
+
+static void kernel_set_collecting(void *state, bool on)
+{
+	kprof_set_collecting(((struct kernel_collect *)state)->k, on);
+}
+
+/* the held application's wait to be released is topsprof's, not its own */
+static void kernel_begin(void *state)
+{
+	struct kernel_collect *k = state;
+
+	if (k->env->set->launched)
+		kprof_set_collecting(k->k, k->env->collecting);
+}
+
+static void kernel_clear(void *state)
+{
+	kprof_clear(((struct kernel_collect *)state)->k);
+}
+
+static int kernel_fd(const void *state)
+{
+	return kprof_epoll_fd(((const struct kernel_collect *)state)->k);
+}
+
+static void kernel_poll(void *state)
+{
+	kprof_poll(((struct kernel_collect *)state)->k);
+}
+
+static void kernel_report(void *state)
+{
+	struct kernel_collect *k = state;
+
+	if (kprof_collect(k->k, &k->env->m->kernel))
+		pr_warn("kernel stacks: out of memory; the KERNEL activities are incomplete");
+}
+
+static void kernel_close(void *state)
+{
+	struct kernel_collect *k = state;
+
+	if (!k)
+		return;
+	kprof_close(k->k);
+	free(k);
+}
+
+const struct collector kernel_collector = {
+	.name = "kernel callstacks",
+	.wanted = kernel_wanted,
+	.open = kernel_open,
+	.begin = kernel_begin,
+	.set_collecting = kernel_set_collecting,
+	.clear = kernel_clear,
+	.fd = kernel_fd,
+	.poll = kernel_poll,
+	.report = kernel_report,
+	.close = kernel_close,
+};

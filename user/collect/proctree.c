@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/proctree.h"
 #include "collect/bpfmaps.h"
+#include "collect/collector.h"
 #include "lib/log.h"
 #include "proc.skel.h"
 
@@ -176,3 +177,89 @@ int proctree_drops(const struct proctree *pt, struct proctree_drops *d)
 	err = percpu_u64_sum(fd, 0, &d->events);
 	return err ? err : percpu_u64_sum(fd, 1, &d->pids);
 }
+
+/* -- the process collector: the followed processes, for every other collector ----------------- */
+
+struct proc_collect {
+	struct collect_env *env;
+	struct proctree *pt;
+};
+
+static void on_proc_event(void *ctx, const struct tp_proc_event *e)
+{
+	struct collect_env *env = ((struct proc_collect *)ctx)->env;
+
+	if (env->tap)
+		env->tap(env->tap_ctx, e, sizeof(*e));
+	model_add_proc_event(env->m, e);
+}
+
+static bool proc_wanted(const struct collect_settings *s)
+{
+	(void)s;
+	return true;
+}
+
+static int proc_open(void **state, struct collect_env *env)
+{
+	struct proc_collect *p = calloc(1, sizeof(*p));
+	struct proctree_opts po = { .on_event = on_proc_event,
+				    .ctx = p,
+				    .system_wide = env->set->system_wide };
+
+	*state = p;
+	if (!p) {
+		pr_error("out of memory");
+		return 1;
+	}
+	p->env = env;
+	if (proctree_open(&p->pt, &po))
+		return 1;
+	env->pt = p->pt;
+	env->pid_map_fd = proctree_map_fd(p->pt);
+	return 0;
+}
+
+static int proc_fd(const void *state)
+{
+	return proctree_epoll_fd(((const struct proc_collect *)state)->pt);
+}
+
+static void proc_poll(void *state)
+{
+	proctree_poll(((struct proc_collect *)state)->pt, 0);
+}
+
+static void proc_report(void *state)
+{
+	struct proc_collect *p = state;
+	struct proctree_drops d = { 0, 0 };
+
+	if (!proctree_drops(p->pt, &d)) {
+		p->env->m->lost_proc_events += d.events;
+		p->env->m->lost_pids += d.pids;
+	}
+}
+
+static void proc_close(void *state)
+{
+	struct proc_collect *p = state;
+
+	if (!p)
+		return;
+	if (p->env->pt == p->pt)
+		p->env->pt = NULL;
+	proctree_close(p->pt);
+	free(p);
+}
+
+const struct collector proc_collector = {
+	.name = "processes",
+	.wanted = proc_wanted,
+	.open = proc_open,
+	.fd = proc_fd,
+	.poll = proc_poll,
+	.finish = proc_poll,
+	.report = proc_report,
+	.close = proc_close,
+};

@@ -5,6 +5,8 @@
 #include "target/elfinfo.h"
 #include "lib/log.h"
 #include "collect/umulti.h"
+#include "collect/collector.h"
+#include "model/domain.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -224,14 +226,14 @@ static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs
 	return 0;
 }
 
-int tracer_attach(struct tracer *t, const char *path, enum api_domain domain)
+int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *lib)
 {
 	const char *names[256] = { NULL };
 	uint64_t offs[256], probe_offs[256], cookies[256];
 	int idx[256] = { 0 }, n = 0, found, probed = 0, err;
 
 	for (unsigned f = 0; f < api_table_len && n < 256; f++) {
-		if (api_table[f].domain != domain)
+		if (api_table[f].lib != lib)
 			continue;
 		idx[n] = (int)f;
 		names[n++] = api_table[f].name;
@@ -321,3 +323,157 @@ int tracer_collect_maps(struct tracer *t, struct model *m)
 	}
 	return err;
 }
+
+/* -- the API collector: the tracer, its ring buffer, the strings read again ------------------- */
+
+struct api_collect {
+	struct collect_env *env;
+	struct tracer *t;
+	struct ring_buffer *rb;
+};
+
+static void api_event(struct api_collect *a, const void *data, size_t size)
+{
+	if (a->env->tap)
+		a->env->tap(a->env->tap_ctx, data, size);
+}
+
+static int on_api_event(void *ctx, void *data, size_t size)
+{
+	struct api_collect *a = ctx;
+	const struct tp_event_hdr *h = data;
+	struct model *m = a->env->m;
+
+	/* a string the probe could not read: read it now, while the process runs, if that is
+	 * safe; what was read replaces the faulted piece (also in the raw data) */
+	if (size >= sizeof(struct tp_str_event) && h->type == EV_API_STR &&
+	    (((const struct tp_str_event *)data)->last & API_STR_FAULT)) {
+		struct tp_str_event *pieces;
+		size_t n = strrecover_pieces(data, &pieces);
+
+		for (size_t i = 0; i < n; i++) {
+			api_event(a, &pieces[i], sizeof(pieces[i]));
+			model_add_str(m, &pieces[i]);
+		}
+		free(pieces);
+		if (n)
+			return 0;
+	}
+	api_event(a, data, size);
+	if (size >= sizeof(struct tp_api_event) && h->type == EV_API_CALL)
+		model_add_call(m, data);
+	else if (size >= sizeof(struct tp_str_event) && h->type == EV_API_STR)
+		model_add_str(m, data);
+	return 0;
+}
+
+static bool api_wanted(const struct collect_settings *s)
+{
+	(void)s;
+	return true; /* its counters and the process tracking's share: always loaded */
+}
+
+/* the probes on every library found of the domains traced */
+static int api_attach(struct api_collect *a, const struct collect_settings *s)
+{
+	const struct discovery *d = s->found;
+
+	for (unsigned i = 0; d && i < d->n; i++) {
+		const struct found_lib *f = &d->libs[i];
+		unsigned dom = f->lib->domain == DOM_RUNTIME ? TRACE_RUNTIME : TRACE_TOPSTX;
+		int n;
+
+		if (!(s->trace_domains & dom) || !f->t.path[0])
+			continue;
+		n = tracer_attach(a->t, f->t.path, f->lib);
+		if (n < 0)
+			return 1;
+		if (n == 0 && f->lib->domain == DOM_RUNTIME) {
+			pr_error("%s has none of %s's functions", f->t.path, f->rt->what);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int api_open(void **state, struct collect_env *env)
+{
+	const struct collect_settings *s = env->set;
+	struct api_collect *a = calloc(1, sizeof(*a));
+	struct tracer_opts o = {
+		.system_wide = s->system_wide,
+		.stats_mode = s->stats_mode,
+		.collecting = s->collecting,
+		.max_str_bytes = s->max_str_bytes,
+		.buffer_size = s->buffer_size,
+		.pid_map_fd = env->pid_map_fd,
+	};
+
+	*state = a;
+	if (!a) {
+		pr_error("out of memory");
+		return 1;
+	}
+	a->env = env;
+	if (tracer_open(&a->t, &o) || api_attach(a, s))
+		return 1;
+	a->rb = ring_buffer__new(tracer_events_fd(a->t), on_api_event, a, NULL);
+	if (!a->rb) {
+		pr_error("opening the API event ring buffer: %s", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
+static void api_set_collecting(void *state, bool on)
+{
+	tracer_set_collecting(((struct api_collect *)state)->t, on);
+}
+
+static void api_poll(void *state)
+{
+	/* the probes wake topsprof only when the ring fills: read what came meanwhile */
+	ring_buffer__consume(((struct api_collect *)state)->rb);
+}
+
+static void api_clear(void *state)
+{
+	api_poll(state); /* what is in flight belongs to what is thrown away */
+	tracer_clear_stats(((struct api_collect *)state)->t);
+}
+
+static int api_fd(const void *state)
+{
+	return ring_buffer__epoll_fd(((const struct api_collect *)state)->rb);
+}
+
+static void api_report(void *state)
+{
+	struct api_collect *a = state;
+
+	tracer_collect_maps(a->t, a->env->m);
+}
+
+static void api_close(void *state)
+{
+	struct api_collect *a = state;
+
+	if (!a)
+		return;
+	ring_buffer__free(a->rb);
+	tracer_close(a->t);
+	free(a);
+}
+
+const struct collector api_collector = {
+	.name = "API calls",
+	.wanted = api_wanted,
+	.open = api_open,
+	.set_collecting = api_set_collecting,
+	.clear = api_clear,
+	.fd = api_fd,
+	.poll = api_poll,
+	.finish = api_poll,
+	.report = api_report,
+	.close = api_close,
+};

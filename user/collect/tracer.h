@@ -7,7 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "target/runtime/apitable.h"
+#include "target/runtime/runtime.h"
 #include "model/model.h"
 #include "collect/strrecover.h" /* the strings the probe sends as faulted are read again with it */
 
@@ -25,9 +25,10 @@ struct tracer_opts {
 int tracer_open(struct tracer **out, const struct tracer_opts *o);
 void tracer_close(struct tracer *t);
 
-/* probe every function of domain that path defines; the number of functions probed, or
- * -errno. A function that begins with endbr64 is probed after it (no single-step). */
-int tracer_attach(struct tracer *t, const char *path, enum api_domain domain);
+/* probe every function of lib that path defines (path: lib, or an executable with it linked in);
+ * the number of functions probed, or -errno. A function that begins with endbr64 is probed
+ * after it (no single-step). */
+int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *lib);
 
 void tracer_set_collecting(struct tracer *t, bool on);
 /* topsprof cancel: the in-kernel statistics start again from nothing */

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/usampler.h"
 
+#include "collect/collector.h"
 #include "lib/grow.h"
 #include "lib/log.h"
 #include "lib/monotime.h"
@@ -399,3 +400,117 @@ void usampler_set_collecting(struct usampler *s, bool on)
 	if (on)
 		prime(s);
 }
+
+/* -- the utilization collector: the followed processes; system-wide, the host's and the
+ * processes seen using a GCU ------------------------------------------------------------------ */
+
+struct util_collect {
+	struct collect_env *env;
+	struct usampler *s;
+	/* system-wide: the processes seen using a GCU, and how far the model was read */
+	uint32_t pids[256];
+	size_t n;
+	size_t calls, ops;
+	bool full; /* said */
+};
+
+static void gcu_user_add(struct util_collect *u, uint32_t pid)
+{
+	for (size_t i = 0; i < u->n; i++)
+		if (u->pids[i] == pid)
+			return;
+	if (pid && u->n < sizeof(u->pids) / sizeof(u->pids[0]))
+		u->pids[u->n++] = pid;
+	else if (pid && !u->full) {
+		u->full = true;
+		pr_warn("utilization: %zu processes seen using a GCU, the most followed: further ones "
+			"are not sampled",
+			u->n);
+	}
+}
+
+/* their calls, their GCU records, gathered from what was collected since the last time */
+static size_t gcu_pids(void *ctx, uint32_t *out, size_t max)
+{
+	struct util_collect *u = ctx;
+	const struct model *m = u->env->m;
+
+	if (u->calls > m->ncalls || u->ops > m->nops) /* topsprof cancel emptied them */
+		u->calls = u->ops = 0;
+	for (; u->calls < m->ncalls; u->calls++)
+		gcu_user_add(u, m->calls[u->calls].pid);
+	for (; u->ops < m->nops; u->ops++)
+		gcu_user_add(u, m->ops[u->ops].rec.pid);
+	memcpy(out, u->pids, (u->n < max ? u->n : max) * sizeof(*out));
+	return u->n < max ? u->n : max;
+}
+
+static bool util_wanted(const struct collect_settings *s)
+{
+	return s->cpu_util || s->mem_util;
+}
+
+static int util_open(void **state, struct collect_env *env)
+{
+	const struct collect_settings *s = env->set;
+	struct util_collect *u = calloc(1, sizeof(*u));
+	/* sampling starts at begin, once the application is followed: its first sample is
+	 * the baseline */
+	struct usampler_opts o = { .cpu = s->cpu_util,
+				   .mem = s->mem_util,
+				   .hz = s->util_hz,
+				   .pid_map_fd = s->system_wide ? -1 : env->pid_map_fd,
+				   .more_pids = s->system_wide ? gcu_pids : NULL,
+				   .ctx = u };
+
+	*state = u;
+	if (!u) {
+		pr_error("out of memory");
+		return 1;
+	}
+	u->env = env;
+	return usampler_open(&u->s, &o, &env->m->util) ? 1 : 0;
+}
+
+static void util_begin(void *state)
+{
+	struct util_collect *u = state;
+
+	usampler_set_collecting(u->s, u->env->collecting);
+}
+
+static void util_set_collecting(void *state, bool on)
+{
+	usampler_set_collecting(((struct util_collect *)state)->s, on);
+}
+
+static int util_fd(const void *state)
+{
+	return usampler_fd(((const struct util_collect *)state)->s);
+}
+
+static void util_poll(void *state)
+{
+	usampler_tick(((struct util_collect *)state)->s);
+}
+
+static void util_close(void *state)
+{
+	struct util_collect *u = state;
+
+	if (!u)
+		return;
+	usampler_close(u->s);
+	free(u);
+}
+
+const struct collector util_collector = {
+	.name = "utilization",
+	.wanted = util_wanted,
+	.open = util_open,
+	.begin = util_begin,
+	.set_collecting = util_set_collecting,
+	.fd = util_fd,
+	.poll = util_poll,
+	.close = util_close,
+};

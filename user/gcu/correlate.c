@@ -161,7 +161,6 @@ static uint32_t *stream_generations(const struct model *m)
 	uint32_t *gen = calloc(m->ncalls + 1, sizeof(*gen));
 	size_t *order = malloc((m->ncalls + 1) * sizeof(*order));
 	struct ids seen = { 0 }; /* (pid, handle) -> destroys so far */
-	int destroy = api_find("topsStreamDestroy");
 
 	if (!gen || !order) {
 		free(order);
@@ -185,7 +184,7 @@ static uint32_t *stream_generations(const struct model *m)
 		if (j == seen.n && !consistent(&seen, c->pid, true, h, 0))
 			break; /* out of memory: no generations beyond this point */
 		gen[order[k]] = (uint32_t)seen.v[j].val;
-		if ((int)c->fn == destroy && c->ret == 0)
+		if (f->destroys_stream && c->ret == 0)
 			seen.v[j].val++;
 	}
 	free(order);

@@ -14,4 +14,9 @@ static inline uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static inline double mono_s(void)
+{
+	return (double)mono_ns() / 1e9;
+}
+
 #endif

@@ -181,8 +181,8 @@ void chrome_write(FILE *out, const struct model *m)
 		const struct api_call *c = &m->calls[i];
 		const struct api_fn *f = &api_table[c->fn];
 
-		slice(&w, f->domain == DOM_RUNTIME ? "runtime" : "topstx", f->name, c->pid, c->tid,
-		      c->start_ns, c->end_ns);
+		slice(&w, api_domain_name(f->domain), f->name, c->pid, c->tid, c->start_ns,
+		      c->end_ns);
 		fprintf(out, ",\"args\":{\"ret\":%lld,\"category\":\"%s\"}}", (long long)c->ret,
 			api_category_name(f->category));
 	}

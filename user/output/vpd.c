@@ -365,8 +365,8 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 		call_row[i] = ++n;
 		row(w, st, "itiiittiit", n, f->name, (int64_t)c->start_ns + off,
 		    (int64_t)c->end_ns + off, (int64_t)(c->end_ns - c->start_ns),
-		    f->domain == DOM_RUNTIME ? "runtime" : "topstx", api_category_name(f->category),
-		    (int64_t)c->tid, c->ret, c->str[0]);
+		    api_domain_name(f->domain), api_category_name(f->category), (int64_t)c->tid,
+		    c->ret, c->str[0]);
 	}
 	sqlite3_finalize(st);
 

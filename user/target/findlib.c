@@ -22,7 +22,6 @@ static const char *const default_dirs[] = {
 	"/lib",
 	"/usr/lib",
 };
-#define VENDOR_DIR "/opt/tops/lib"
 
 static void note(struct findlib_ctx *c, const char *what)
 {
@@ -218,11 +217,18 @@ static void origin_of(const char *path, char *origin, size_t len)
 		snprintf(origin, len, "%.*s", (int)(slash - path), path);
 }
 
-static bool matches(const char *path, const char *prefix)
+size_t findlib_prefix_len(const char *soname)
+{
+	const char *so = strstr(soname, ".so");
+
+	return so ? (size_t)(so + 3 - soname) : strlen(soname);
+}
+
+static bool matches(const char *path, const char *soname)
 {
 	const char *base = strrchr(path, '/');
 
-	return !strncmp(base ? base + 1 : path, prefix, strlen(prefix));
+	return !strncmp(base ? base + 1 : path, soname, findlib_prefix_len(soname));
 }
 
 int findlib_find(struct findlib_ctx *c, const char *exe_path, struct findlib_target *t, int n)
@@ -267,7 +273,7 @@ int findlib_find(struct findlib_ctx *c, const char *exe_path, struct findlib_tar
 			if (dup)
 				continue;
 			for (int i = 0; i < n; i++) {
-				if (!t[i].path[0] && matches(path, t[i].soname_prefix)) {
+				if (!t[i].path[0] && matches(path, t[i].soname)) {
 					rooted(c->root, path, t[i].path, sizeof(t[i].path));
 					found++;
 				}
@@ -283,12 +289,15 @@ int findlib_find(struct findlib_ctx *c, const char *exe_path, struct findlib_tar
 	}
 	/* not a dependency: what dlopen("libtopsrt.so.1") from the executable would find */
 	for (int i = 0; i < n; i++) {
-		char name[64], path[PATH_MAX];
+		char name[256], path[PATH_MAX];
 
 		for (int v = 0; v < 2 && !t[i].path[0]; v++) {
-			snprintf(name, sizeof(name), "%s%s", t[i].soname_prefix, v ? "" : ".1");
+			/* the soname, then the development link's name */
+			snprintf(name, sizeof(name), "%.*s",
+				 (int)(v ? findlib_prefix_len(t[i].soname) : strlen(t[i].soname)),
+				 t[i].soname);
 			if (resolve_needed(c, name, &q[0], &q[0], path, sizeof(path)) ||
-			    search_list(c, VENDOR_DIR, "", name, path, sizeof(path))) {
+			    search_list(c, t[i].vendor_dirs, "", name, path, sizeof(path))) {
 				rooted(c->root, path, t[i].path, sizeof(t[i].path));
 				found++;
 			}

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* Which libtopsrt.so / libtopstx.so a program will really use, found the way ld.so would:
- * the executable itself (runtime linked in), its DT_NEEDED tree (RPATH, LD_LIBRARY_PATH, RUNPATH,
- * ld.so.cache, the default directories), or, for a library it dlopen()s by name later, the same
- * search plus /opt/tops/lib. Paths may be looked up under another root (/proc/PID/root). */
+/* Which runtime libraries (libtopsrt.so, libtopstx.so, ...) a program will really use, found the
+ * way ld.so would: the executable itself (runtime linked in), its DT_NEEDED tree (RPATH,
+ * LD_LIBRARY_PATH, RUNPATH, ld.so.cache, the default directories), or, for a library it
+ * dlopen()s by name later, the same search plus the vendor's directories (/opt/tops/lib). Paths
+ * may be looked up under another root (/proc/PID/root). */
 #ifndef TOPSPROF_FINDLIB_H
 #define TOPSPROF_FINDLIB_H
 
@@ -11,10 +12,11 @@
 #include <stddef.h>
 
 struct findlib_target {
-	const char *soname_prefix; /* "libtopsrt.so" */
-	const char *probe_symbol;  /* a function that tells a static copy: "topsLaunchKernel" */
-	char path[PATH_MAX];	   /* found: the file to probe, root included */
-	bool in_executable;	   /* the executable has it linked in */
+	const char *soname;	  /* "libtopsrt.so.1"; any libtopsrt.so* file matches */
+	const char *probe_symbol; /* a function that tells a static copy: "topsLaunchKernel" */
+	const char *vendor_dirs;  /* searched last for a dlopen() by name: "/opt/tops/lib:..." */
+	char path[PATH_MAX];	  /* found: the file to probe, root included */
+	bool in_executable;	  /* the executable has it linked in */
 };
 
 struct findlib_ctx {
@@ -29,6 +31,9 @@ int findlib_resolve_exe(const char *argv0, const char *path_env, char *out, size
 /* find each target for the program exe (a path as seen under ctx->root); returns how many were
  * found */
 int findlib_find(struct findlib_ctx *ctx, const char *exe, struct findlib_target *t, int n);
+
+/* the length of soname's part every version of the file shares: "libtopsrt.so" */
+size_t findlib_prefix_len(const char *soname);
 
 /* look a library name up in root's ld.so.cache; 0 and its path (as seen under root), or -ENOENT */
 int findlib_ldcache(const char *root, const char *name, char *out, size_t len);

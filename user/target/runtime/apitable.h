@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* The traced API, one row a function: its domain (runtime: libtopsrt.so; topstx: libtopstx.so),
- * its category, what the probes capture, and what its arguments mean. Adding a traced function
- * is adding a row. */
+/* The traced API, one row a function: its category, what the probes capture, and what its
+ * arguments mean. Each runtime (runtime.h) gives the rows of its libraries; api_table is every
+ * registered runtime's, in one index space (the probes' cookies, the events' fn). */
 #ifndef TOPSPROF_APITABLE_H
 #define TOPSPROF_APITABLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "events.h"
@@ -38,9 +39,10 @@ enum tx_op {
 
 #define NO_ARG (-1)
 
+struct runtime_lib;
+
 struct api_fn {
 	const char *name;
-	enum api_domain domain;
 	enum api_category category;
 	uint64_t capture;  /* API_CK_* flags beyond the function index */
 	int8_t size_arg;   /* bytes (copies, memsets, allocations) */
@@ -52,12 +54,30 @@ struct api_fn {
 	enum tx_op tx;
 	int8_t domain_arg; /* topstx: the domain handle, or NO_ARG for the default domain */
 	int8_t id_arg;	   /* TX_END: the range id */
+	/* filled in api_table from the runtime that gives the row */
+	enum api_domain domain;
+	const struct runtime_lib *lib;
+	bool destroys_stream; /* its stream handle may be given to a new stream */
 };
 
-extern const struct api_fn api_table[];
-extern const unsigned api_table_len;
+/* a runtime's row, in the order of struct api_fn's fields up to id_arg (the rest is filled in
+ * api_table) */
+#define API_ROW(fn, cat, cap, size, kind, stream, func, dev, fixed, txop, dom, id)                \
+	{                                                                                         \
+		.name = (fn), .category = (cat), .capture = (cap), .size_arg = (size),            \
+		.kind_arg = (kind), .stream_arg = (stream), .func_arg = (func), .dev_arg = (dev), \
+		.kind_fixed = (fixed), .tx = (txop), .domain_arg = (dom), .id_arg = (id)          \
+	}
+
+/* the most functions every runtime together may have (the probes' cookie holds the index) */
+#define API_MAX_FNS 1024
+
+extern const struct api_fn *const api_table;
+extern unsigned api_table_len;
 
 const char *api_category_name(enum api_category c);
+/* what --trace and the files call a domain: "runtime", "topstx" */
+const char *api_domain_name(enum api_domain d);
 /* index of a function by name, or -1 */
 int api_find(const char *name);
 

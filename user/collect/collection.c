@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "collect/collection.h"
+
+#include <stddef.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+/* the order they open and are polled in; a new collector is a row here */
+static const struct collector *const collectors[] = {
+	&proc_collector,   &api_collector,  &cpu_collector,
+	&kernel_collector, &util_collector, &gcu_collector,
+};
+#define NCOLLECTORS (sizeof(collectors) / sizeof(collectors[0]))
+_Static_assert(NCOLLECTORS <= COLLECTORS_MAX, "COLLECTORS_MAX is too small");
+
+/* call one of struct collector's void (*)(void *) operations, at offset op, on every open one
+ * that has it */
+static void call_all(struct collection *c, size_t op)
+{
+	for (size_t i = 0; i < NCOLLECTORS; i++) {
+		void (*fn)(void *) = *(void (*const *)(void *))((const char *)collectors[i] + op);
+
+		if (c->open[i] && fn)
+			fn(c->state[i]);
+	}
+}
+
+int collection_open(struct collection *c, const struct collect_settings *s, struct model *m,
+		    void (*tap)(void *ctx, const void *event, size_t size), void *tap_ctx)
+{
+	memset(c, 0, sizeof(*c));
+	c->env = (struct collect_env){ .set = s,
+				       .m = m,
+				       .collecting = s->collecting,
+				       .tap = tap,
+				       .tap_ctx = tap_ctx,
+				       .pid_map_fd = -1 };
+	for (size_t i = 0; i < NCOLLECTORS; i++) {
+		if (!collectors[i]->wanted(s))
+			continue;
+		c->open[i] = true; /* closed by collection_close, even half-opened */
+		if (collectors[i]->open(&c->state[i], &c->env))
+			return 1;
+	}
+	return 0;
+}
+
+void collection_begin(struct collection *c)
+{
+	call_all(c, offsetof(struct collector, begin));
+}
+
+void collection_set_collecting(struct collection *c, bool on)
+{
+	c->env.collecting = on;
+	for (size_t i = 0; i < NCOLLECTORS; i++)
+		if (c->open[i] && collectors[i]->set_collecting)
+			collectors[i]->set_collecting(c->state[i], on);
+}
+
+void collection_clear(struct collection *c)
+{
+	call_all(c, offsetof(struct collector, clear));
+}
+
+void collection_watch(const struct collection *c, int ep, uint32_t tag)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
+
+	for (size_t i = 0; i < NCOLLECTORS; i++) {
+		int fd = c->open[i] && collectors[i]->fd ? collectors[i]->fd(c->state[i]) : -1;
+
+		if (fd >= 0)
+			epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
+	}
+}
+
+void collection_poll(struct collection *c)
+{
+	call_all(c, offsetof(struct collector, poll));
+}
+
+void collection_finish(struct collection *c)
+{
+	call_all(c, offsetof(struct collector, finish));
+}
+
+void collection_report(struct collection *c)
+{
+	call_all(c, offsetof(struct collector, report));
+}
+
+/* in the reverse order of opening: the process collector's map goes last */
+void collection_close(struct collection *c)
+{
+	for (size_t i = NCOLLECTORS; i-- > 0;)
+		if (c->open[i]) {
+			collectors[i]->close(c->state[i]);
+			c->open[i] = false;
+		}
+}
