@@ -37,7 +37,7 @@ struct frame {
 	__u64 start_ns;
 	__u64 cookie;
 	__u64 args[API_REG_ARGS];
-	__u64 stack[API_STACK_ARGS];
+	__u64 stack[API_STACK_ARGS]; /* from the seventh argument on (args_from7) */
 	__u8 attr[API_ATTR_SIZE];
 };
 
@@ -368,8 +368,7 @@ int BPF_KPROBE(api_entry)
 	f->args[4] = PT_REGS_PARM5(ctx);
 	f->args[5] = ARG6(ctx);
 	if (cookie & API_CK_STACK)
-		bpf_probe_read_user(f->stack, sizeof(f->stack),
-				    (void *)(PT_REGS_SP(ctx) + STACK_ARGS_OFF));
+		args_from7(ctx, f->stack, API_STACK_ARGS);
 	else
 		__builtin_memset(f->stack, 0, sizeof(f->stack));
 	__builtin_memset(f->attr, 0, sizeof(f->attr));
@@ -458,7 +457,7 @@ int BPF_KRETPROBE(api_return)
 	e->start_ns = f->start_ns;
 	e->fn = (__u32)(f->cookie & API_CK_FN_MASK);
 	e->flags = 0;
-	/* an int return leaves the upper half of rax undefined */
+	/* an int return leaves the upper half of the register (rax, x0) undefined */
 	e->ret = f->cookie & API_CK_RET64 ? (__s64)PT_REGS_RC(ctx) : (__s64)(__s32)PT_REGS_RC(ctx);
 	__builtin_memcpy(e->args, f->args, sizeof(e->args));
 	__builtin_memcpy(e->stack, f->stack, sizeof(e->stack));

@@ -10,6 +10,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include "kc_common.h"
+#include "sysnr.h"
 
 /* the KMD module, whose files are the driver's (--kmd-module) */
 const volatile char kmd_module[KC_MODULE_LEN] = "enflame";
@@ -91,31 +92,31 @@ static long vma_is_driver(struct task_struct *task, struct vm_area_struct *vma, 
 	return 0;
 }
 
-/* x86-64 system call numbers of calls on a file descriptor (its argument), and futex */
+/* calls on a file descriptor (their first argument), and futex (its address) */
 static __always_inline bool enters_driver(struct pt_regs *regs, long id)
 {
 	struct vma_ctx c = { false };
 
 	switch (id) {
-	case 0:	 /* read */
-	case 1:	 /* write */
-	case 3:	 /* close */
-	case 8:	 /* lseek */
-	case 16: /* ioctl */
-	case 17: /* pread64 */
-	case 18: /* pwrite64 */
-	case 19: /* readv */
-	case 20: /* writev */
-	case 72: /* fcntl */
-	case 73: /* flock */
-	case 74: /* fsync */
-	case 75: /* fdatasync */
-		return driver_file(fd_file(BPF_CORE_READ(regs, di)));
-	case 9: /* mmap: the fifth argument */
-		return driver_file(fd_file(BPF_CORE_READ(regs, r8)));
-	case 202: /* futex: a wait on the driver's memory */
-		bpf_find_vma(bpf_get_current_task_btf(), BPF_CORE_READ(regs, di), vma_is_driver, &c,
-			     0);
+	case SYSNR_READ:
+	case SYSNR_WRITE:
+	case SYSNR_CLOSE:
+	case SYSNR_LSEEK:
+	case SYSNR_IOCTL:
+	case SYSNR_PREAD64:
+	case SYSNR_PWRITE64:
+	case SYSNR_READV:
+	case SYSNR_WRITEV:
+	case SYSNR_FCNTL:
+	case SYSNR_FLOCK:
+	case SYSNR_FSYNC:
+	case SYSNR_FDATASYNC:
+		return driver_file(fd_file(PT_REGS_PARM1_CORE_SYSCALL(regs)));
+	case SYSNR_MMAP: /* the fifth argument */
+		return driver_file(fd_file(PT_REGS_PARM5_CORE_SYSCALL(regs)));
+	case SYSNR_FUTEX: /* a wait on the driver's memory */
+		bpf_find_vma(bpf_get_current_task_btf(), PT_REGS_PARM1_CORE_SYSCALL(regs),
+			     vma_is_driver, &c, 0);
 		return c.hit;
 	default:
 		return false;
@@ -129,8 +130,11 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 	__u32 tid = (__u32)pt;
 	struct kc_thread th = {};
 
-	/* x86-64 uretprobe (Linux 6.11+): topsprof's own return probes, not the application */
-	if (id == 335 || !kc_followed(pt >> 32))
+#ifdef SYSNR_URETPROBE
+	if (id == SYSNR_URETPROBE) /* topsprof's own return probes, not the application */
+		return 0;
+#endif
+	if (!kc_followed(pt >> 32))
 		return 0;
 	th.flags = enters_driver(regs, id) ? KC_IN_DRIVER : 0;
 	if (filter == KC_FILTER_KMD && !th.flags)
