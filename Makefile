@@ -279,7 +279,7 @@ bench: all $(BENCH)/bare $(BENCH)/apibench
 # -- the main job: profile the manual's sample app on the simulated GCU ----------------------------
 
 demo: all
-	$(Q)$(TOPSPROF) $(SIM_BIN)/simpleElemwiseAdd
+	$(Q)$(TOPSPROF) --enable-activities operator $(SIM_BIN)/simpleElemwiseAdd
 
 install: $(TOPSPROF)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX)/bin/topsprof)
