@@ -157,7 +157,7 @@ static void ticks(struct usampler *s, int n)
 		struct pollfd pfd = { usampler_fd(s), POLLIN, 0 };
 
 		assert_int_equal(poll(&pfd, 1, 1000), 1);
-		usampler_tick(s);
+		usampler_poll(s);
 	}
 }
 

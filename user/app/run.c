@@ -3,6 +3,7 @@
  * the collectors in place (collect/collection.c), start the app, drain them while it runs,
  * report (app/present.c), and exit as the app did. */
 #include "app/run.h"
+#include "app/debugdump.h"
 #include "app/launch.h"
 #include "app/present.h"
 #include "app/session.h"
@@ -26,10 +27,6 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
-
-#ifndef TOPSPROF_VERSION
-#define TOPSPROF_VERSION "0.0.0-dev"
-#endif
 
 /* the epoll tags of the main loop */
 enum {
@@ -222,46 +219,6 @@ static void collect(struct run *r, const sigset_t *wait_mask)
 	collection_finish(&r->col);
 }
 
-/* --debug-dump: the raw state of the run and what topsprof did, in the current directory, for a
- * bug report: topsprof-debug-PID.{raw,txt}; when either name is taken (a file, a link, a
- * directory: anyone may put one there) and --force-overwrite is not given,
- * topsprof-debug-PID-RANDOM.{raw,txt}, so nobody can keep root's run from starting */
-static int prepare_debug_dump(struct run *r)
-{
-	const struct cli *cli = r->cli;
-	bool force = cli->given[OPT_FORCE_OVERWRITE], raw = !cli->given[OPT_EXPORT_RAWDATA];
-	char err[PATH_MAX + 256], path[PATH_MAX], suffix[24] = "", msg[PATH_MAX + 256];
-
-	for (int tries = 0;; tries++) {
-		int k, e;
-
-		for (k = raw ? 0 : 1; k < 2; k++) {
-			snprintf(path, sizeof(path), "topsprof-debug-%d%s.%s", (int)getpid(),
-				 suffix, k ? "txt" : "raw");
-			if (outtarget_file(k ? &r->dump : &r->raw_out, path, force, err,
-					   sizeof(err)))
-				break;
-		}
-		if (k == 2)
-			break;
-		e = errno;
-		if (k && raw)
-			outtarget_close(&r->raw_out);
-		if (force || (e != EEXIST && e != EISDIR) || tries == 16) {
-			pr_error("--debug-dump: %s", err);
-			return -1;
-		}
-		snprintf(suffix, sizeof(suffix), "-%016llx", (unsigned long long)outfile_random());
-	}
-	if (suffix[0])
-		pr_debug("--debug-dump: topsprof-debug-%d.%s is taken: writing %s%s%s",
-			 (int)getpid(), raw ? "{raw,txt}" : "txt", raw ? r->raw_out.path : "",
-			 raw ? " and " : "", r->dump.path);
-	if (!geteuid() && outtarget_exposed(&r->dump, msg, sizeof(msg)) > 0)
-		pr_warn("--debug-dump: %s", msg);
-	return 0;
-}
-
 /* every output named and checked before anything runs */
 static int prepare_outputs(struct run *r)
 {
@@ -273,7 +230,9 @@ static int prepare_outputs(struct run *r)
 	    export_target(&r->raw_out, "export-rawdata", cli->text[OPT_EXPORT_RAWDATA], false,
 			  cli->given[OPT_FORCE_OVERWRITE]))
 		return 1;
-	if (cli->given[OPT_DEBUG_DUMP] && prepare_debug_dump(r))
+	if (cli->given[OPT_DEBUG_DUMP] &&
+	    debug_dump_prepare(cli->given[OPT_FORCE_OVERWRITE], cli->given[OPT_EXPORT_RAWDATA],
+			       &r->raw_out, &r->dump))
 		return 1;
 	if (r->raw_out.open) {
 		char err[PATH_MAX + 256];
@@ -284,47 +243,6 @@ static int prepare_outputs(struct run *r)
 		}
 	}
 	return 0;
-}
-
-/* --debug-dump: what topsprof did, beside the raw data */
-static void debug_dump(const struct run *r)
-{
-	char err[PATH_MAX + 256];
-	struct outfile o;
-	FILE *f;
-
-	if (outfile_create(&o, &r->dump, NULL, err, sizeof(err))) {
-		pr_warn("--debug-dump: %s", err);
-		return;
-	}
-	f = o.f;
-	fprintf(f, "topsprof %s\ncommand:", TOPSPROF_VERSION);
-	for (int i = 0; i < r->cli->app_argc; i++)
-		fprintf(f, " %s", r->cli->app_argv[i]);
-	fprintf(f, "\nexecutable: %s\n", r->found.exe);
-	for (unsigned i = 0; i < r->found.n; i++) {
-		const struct found_lib *l = &r->found.libs[i];
-
-		fprintf(f, "%s: %s%s\n", api_domain_name(l->lib->domain),
-			l->t.path[0] ? l->t.path : "-", l->t.in_executable ? " (linked in)" : "");
-	}
-	fprintf(f, "mode: %s\nsession: %s\n", r->set.stats_mode ? "statistics" : "trace",
-		r->session ? session_name(r->session) : "-");
-	fprintf(f, "calls: %zu\ngcu records: %zu\nprocesses: %zu\nranges: %zu\n", r->m.ncalls,
-		r->m.nops, r->m.nprocs, r->m.nranges);
-	fprintf(f, "lost: calls %llu, strings %llu, depth %llu, stats %llu, process events %llu\n",
-		(unsigned long long)r->m.lost_calls, (unsigned long long)r->m.lost_strings,
-		(unsigned long long)r->m.lost_depth, (unsigned long long)r->m.lost_stats,
-		(unsigned long long)r->m.lost_proc_events);
-	for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
-		if (r->m.dev[d].present)
-			fprintf(f, "GCU %d: tick %llu Hz, %zu sync pairs, %llu dropped\n", d,
-				(unsigned long long)r->m.dev[d].tick_hz, r->m.dev[d].npairs,
-				(unsigned long long)r->m.dev[d].overflow);
-	if (outfile_commit(&o, err, sizeof(err)))
-		pr_warn("--debug-dump: %s", err);
-	else
-		pr_debug("--debug-dump: wrote %s and %s", r->dump.path, r->raw_out.path);
 }
 
 static void report(struct run *r)
@@ -351,7 +269,13 @@ static void report(struct run *r)
 		r->raw = NULL;
 	}
 	if (cli->given[OPT_DEBUG_DUMP])
-		debug_dump(r);
+		debug_dump_write(&r->dump, &r->raw_out,
+				 &(struct debug_facts){
+					 .cli = cli,
+					 .found = &r->found,
+					 .stats_mode = r->set.stats_mode,
+					 .session = r->session ? session_name(r->session) : "-",
+					 .m = &r->m });
 	finish_model(&r->m, r->set.stats_mode, include);
 	r->m.process_s = mono_s() - t0;
 	r->failed += print_outputs(cli, &r->m, &r->exports);

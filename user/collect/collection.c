@@ -13,15 +13,16 @@ static const struct collector *const collectors[] = {
 #define NCOLLECTORS (sizeof(collectors) / sizeof(collectors[0]))
 _Static_assert(NCOLLECTORS <= COLLECTORS_MAX, "COLLECTORS_MAX is too small");
 
-/* call one of struct collector's void (*)(void *) operations, at offset op, on every open one
+/* call one of struct collector's void (*)(struct collector_state *) operations, at offset op, on every open one
  * that has it */
 static void call_all(struct collection *c, size_t op)
 {
 	for (size_t i = 0; i < NCOLLECTORS; i++) {
-		void (*fn)(void *) = *(void (*const *)(void *))((const char *)collectors[i] + op);
+		void (*fn)(struct collector_state *) = *(void (*const *)(struct collector_state *))(
+			(const char *)collectors[i] + op);
 
 		if (c->open[i] && fn)
-			fn(c->state[i]);
+			fn(&c->st[i]);
 	}
 }
 
@@ -38,8 +39,9 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 	for (size_t i = 0; i < NCOLLECTORS; i++) {
 		if (!collectors[i]->wanted(s))
 			continue;
+		c->st[i].env = &c->env;
 		c->open[i] = true; /* closed by collection_close, even half-opened */
-		if (collectors[i]->open(&c->state[i], &c->env))
+		if (collectors[i]->open(&c->st[i]))
 			return 1;
 	}
 	return 0;
@@ -55,7 +57,7 @@ void collection_set_collecting(struct collection *c, bool on)
 	c->env.collecting = on;
 	for (size_t i = 0; i < NCOLLECTORS; i++)
 		if (c->open[i] && collectors[i]->set_collecting)
-			collectors[i]->set_collecting(c->state[i], on);
+			collectors[i]->set_collecting(&c->st[i], on);
 }
 
 void collection_clear(struct collection *c)
@@ -68,7 +70,7 @@ void collection_watch(const struct collection *c, int ep, uint32_t tag)
 	struct epoll_event ev = { .events = EPOLLIN, .data.u32 = tag };
 
 	for (size_t i = 0; i < NCOLLECTORS; i++) {
-		int fd = c->open[i] && collectors[i]->fd ? collectors[i]->fd(c->state[i]) : -1;
+		int fd = c->open[i] && collectors[i]->fd ? collectors[i]->fd(&c->st[i]) : -1;
 
 		if (fd >= 0)
 			epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev);
@@ -95,7 +97,7 @@ void collection_close(struct collection *c)
 {
 	for (size_t i = NCOLLECTORS; i-- > 0;)
 		if (c->open[i]) {
-			collectors[i]->close(c->state[i]);
+			collectors[i]->close(&c->st[i]);
 			c->open[i] = false;
 		}
 }

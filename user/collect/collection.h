@@ -11,7 +11,7 @@
 
 struct collection {
 	struct collect_env env;
-	void *state[COLLECTORS_MAX];
+	struct collector_state st[COLLECTORS_MAX];
 	bool open[COLLECTORS_MAX];
 };
 

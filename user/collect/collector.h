@@ -5,8 +5,8 @@
  *
  * Life of a collector in a run:
  *   wanted   whether the run's settings ask for it
- *   open     load and attach (the application is held, not started yet); the state it returns
- *            is what every other operation gets
+ *   open     load and attach (the application is held, not started yet), leaving its handle in
+ *            the state every other operation gets
  *   begin    the application is followed and about to be released (optional)
  *   set_collecting   topsprof start / stop from another terminal
  *   clear    topsprof cancel: drain what is in flight, then forget what was collected
@@ -14,7 +14,7 @@
  *   poll     read what came into the model (called at every wake of the loop)
  *   finish   the run ended: read what is left (optional)
  *   report   counters, aggregates and losses into the model, before the analysis
- *   close    release everything (also after a failed open: state may be NULL)
+ *   close    release everything (also after a failed open: the handle may be NULL)
  */
 #ifndef TOPSPROF_COLLECTOR_H
 #define TOPSPROF_COLLECTOR_H
@@ -67,18 +67,24 @@ struct collect_env {
 	int pid_map_fd;
 };
 
+/* one collector in a run: the run's shared state, and its own handle */
+struct collector_state {
+	struct collect_env *env;
+	void *h;
+};
+
 struct collector {
 	const char *name;
 	bool (*wanted)(const struct collect_settings *s);
-	int (*open)(void **state, struct collect_env *env); /* 0, or 1 after one error line */
-	void (*begin)(void *state);
-	void (*set_collecting)(void *state, bool on);
-	void (*clear)(void *state);
-	int (*fd)(const void *state);
-	void (*poll)(void *state);
-	void (*finish)(void *state);
-	void (*report)(void *state);
-	void (*close)(void *state);
+	int (*open)(struct collector_state *st); /* 0, or 1 after one error line */
+	void (*begin)(struct collector_state *st);
+	void (*set_collecting)(struct collector_state *st, bool on);
+	void (*clear)(struct collector_state *st);
+	int (*fd)(const struct collector_state *st);
+	void (*poll)(struct collector_state *st);
+	void (*finish)(struct collector_state *st);
+	void (*report)(struct collector_state *st);
+	void (*close)(struct collector_state *st);
 };
 
 extern const struct collector proc_collector, api_collector, cpu_collector, kernel_collector,

@@ -201,73 +201,55 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 
 /* -- the CPU stacks collector ------------------------------------------------------------------ */
 
-struct cpu_collect {
-	struct collect_env *env;
-	struct cpuprof *c;
-};
-
 static bool cpu_wanted(const struct collect_settings *s)
 {
 	return s->cpu_stacks;
 }
 
-static int cpu_open(void **state, struct collect_env *env)
+static int cpu_open(struct collector_state *st)
 {
-	struct cpu_collect *c = calloc(1, sizeof(*c));
+	struct collect_env *env = st->env;
 	struct cpuprof_opts o = { .system_wide = env->set->system_wide,
 				  .collecting = env->set->collecting,
 				  .hz = env->set->cpu_hz,
 				  .pid_map_fd = env->pid_map_fd };
 
-	*state = c;
-	if (!c) {
-		pr_error("out of memory");
-		return 1;
-	}
-	c->env = env;
-	if (cpuprof_open(&c->c, &o))
+	if (cpuprof_open((struct cpuprof **)&st->h, &o))
 		return 1;
 	env->m->cpu.sampled = true;
 	env->m->cpu.hz = o.hz;
 	return 0;
 }
 
-static void cpu_set_collecting(void *state, bool on)
+static void cpu_set_collecting(struct collector_state *st, bool on)
 {
-	cpuprof_set_collecting(((struct cpu_collect *)state)->c, on);
+	cpuprof_set_collecting(st->h, on);
 }
 
-static void cpu_clear(void *state)
+static void cpu_clear(struct collector_state *st)
 {
-	cpuprof_clear(((struct cpu_collect *)state)->c);
+	cpuprof_clear(st->h);
 }
 
-static int cpu_fd(const void *state)
+static int cpu_fd(const struct collector_state *st)
 {
-	return cpuprof_epoll_fd(((const struct cpu_collect *)state)->c);
+	return cpuprof_epoll_fd(st->h);
 }
 
-static void cpu_poll(void *state)
+static void cpu_poll(struct collector_state *st)
 {
-	cpuprof_poll(((struct cpu_collect *)state)->c);
+	cpuprof_poll(st->h);
 }
 
-static void cpu_report(void *state)
+static void cpu_report(struct collector_state *st)
 {
-	struct cpu_collect *c = state;
-
-	if (cpuprof_collect(c->c, &c->env->m->cpu))
+	if (cpuprof_collect(st->h, &st->env->m->cpu))
 		pr_warn("CPU stacks: out of memory; the CPU activities are incomplete");
 }
 
-static void cpu_close(void *state)
+static void cpu_close(struct collector_state *st)
 {
-	struct cpu_collect *c = state;
-
-	if (!c)
-		return;
-	cpuprof_close(c->c);
-	free(c);
+	cpuprof_close(st->h);
 }
 
 const struct collector cpu_collector = {

@@ -549,89 +549,68 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 
 /* -- the kernel callstacks collector: system-wide, the profiled processes are every process --- */
 
-struct kernel_collect {
-	struct collect_env *env;
-	struct kprof *k;
-};
-
 static bool kernel_wanted(const struct collect_settings *s)
 {
 	return s->kernel_stacks;
 }
 
-static int kernel_open(void **state, struct collect_env *env)
+static int kernel_open(struct collector_state *st)
 {
-	const struct collect_settings *s = env->set;
-	struct kernel_collect *k = calloc(1, sizeof(*k));
+	const struct collect_settings *s = st->env->set;
 	struct kprof_opts o = {
 		.filter = s->kfilter,
 		.functions = s->kfilter_functions,
 		.kmd_module = s->kmd_module,
 		/* a launched application: from its release on (not its wait for it), begin */
 		.collecting = s->collecting && !s->launched,
-		.pid_map_fd = env->pid_map_fd,
+		.pid_map_fd = st->env->pid_map_fd,
 	};
 
-	*state = k;
-	if (!k) {
-		pr_error("out of memory");
-		return 1;
-	}
-	k->env = env;
 	if (o.filter == KC_FILTER_CURRENT && s->system_wide)
 		o.filter = KC_FILTER_ALL;
-	if (kprof_open(&k->k, &o))
+	if (kprof_open((struct kprof **)&st->h, &o))
 		return 1;
-	env->m->kernel.collected = true;
-	env->m->kernel.filter = strdup(s->kfilter_name);
+	st->env->m->kernel.collected = true;
+	st->env->m->kernel.filter = strdup(s->kfilter_name);
 	return 0;
 }
 
-static void kernel_set_collecting(void *state, bool on)
+static void kernel_set_collecting(struct collector_state *st, bool on)
 {
-	kprof_set_collecting(((struct kernel_collect *)state)->k, on);
+	kprof_set_collecting(st->h, on);
 }
 
 /* the held application's wait to be released is topsprof's, not its own */
-static void kernel_begin(void *state)
+static void kernel_begin(struct collector_state *st)
 {
-	struct kernel_collect *k = state;
-
-	if (k->env->set->launched)
-		kprof_set_collecting(k->k, k->env->collecting);
+	if (st->env->set->launched)
+		kprof_set_collecting(st->h, st->env->collecting);
 }
 
-static void kernel_clear(void *state)
+static void kernel_clear(struct collector_state *st)
 {
-	kprof_clear(((struct kernel_collect *)state)->k);
+	kprof_clear(st->h);
 }
 
-static int kernel_fd(const void *state)
+static int kernel_fd(const struct collector_state *st)
 {
-	return kprof_epoll_fd(((const struct kernel_collect *)state)->k);
+	return kprof_epoll_fd(st->h);
 }
 
-static void kernel_poll(void *state)
+static void kernel_poll(struct collector_state *st)
 {
-	kprof_poll(((struct kernel_collect *)state)->k);
+	kprof_poll(st->h);
 }
 
-static void kernel_report(void *state)
+static void kernel_report(struct collector_state *st)
 {
-	struct kernel_collect *k = state;
-
-	if (kprof_collect(k->k, &k->env->m->kernel))
+	if (kprof_collect(st->h, &st->env->m->kernel))
 		pr_warn("kernel stacks: out of memory; the KERNEL activities are incomplete");
 }
 
-static void kernel_close(void *state)
+static void kernel_close(struct collector_state *st)
 {
-	struct kernel_collect *k = state;
-
-	if (!k)
-		return;
-	kprof_close(k->k);
-	free(k);
+	kprof_close(st->h);
 }
 
 const struct collector kernel_collector = {

@@ -180,14 +180,9 @@ int proctree_drops(const struct proctree *pt, struct proctree_drops *d)
 
 /* -- the process collector: the followed processes, for every other collector ----------------- */
 
-struct proc_collect {
-	struct collect_env *env;
-	struct proctree *pt;
-};
-
 static void on_proc_event(void *ctx, const struct tp_proc_event *e)
 {
-	struct collect_env *env = ((struct proc_collect *)ctx)->env;
+	struct collect_env *env = ((struct collector_state *)ctx)->env;
 
 	if (env->tap)
 		env->tap(env->tap_ctx, e, sizeof(*e));
@@ -200,57 +195,48 @@ static bool proc_wanted(const struct collect_settings *s)
 	return true;
 }
 
-static int proc_open(void **state, struct collect_env *env)
+static int proc_open(struct collector_state *st)
 {
-	struct proc_collect *p = calloc(1, sizeof(*p));
 	struct proctree_opts po = { .on_event = on_proc_event,
-				    .ctx = p,
-				    .system_wide = env->set->system_wide };
+				    .ctx = st,
+				    .system_wide = st->env->set->system_wide };
+	struct proctree *pt;
 
-	*state = p;
-	if (!p) {
-		pr_error("out of memory");
+	if (proctree_open(&pt, &po))
 		return 1;
-	}
-	p->env = env;
-	if (proctree_open(&p->pt, &po))
-		return 1;
-	env->pt = p->pt;
-	env->pid_map_fd = proctree_map_fd(p->pt);
+	st->h = pt;
+	st->env->pt = pt;
+	st->env->pid_map_fd = proctree_map_fd(pt);
 	return 0;
 }
 
-static int proc_fd(const void *state)
+static int proc_fd(const struct collector_state *st)
 {
-	return proctree_epoll_fd(((const struct proc_collect *)state)->pt);
+	return proctree_epoll_fd(st->h);
 }
 
-static void proc_poll(void *state)
+static void proc_poll(struct collector_state *st)
 {
-	proctree_poll(((struct proc_collect *)state)->pt, 0);
+	proctree_poll(st->h, 0);
 }
 
-static void proc_report(void *state)
+static void proc_report(struct collector_state *st)
 {
-	struct proc_collect *p = state;
 	struct proctree_drops d = { 0, 0 };
 
-	if (!proctree_drops(p->pt, &d)) {
-		p->env->m->lost_proc_events += d.events;
-		p->env->m->lost_pids += d.pids;
+	if (!proctree_drops(st->h, &d)) {
+		st->env->m->lost_proc_events += d.events;
+		st->env->m->lost_pids += d.pids;
 	}
 }
 
-static void proc_close(void *state)
+static void proc_close(struct collector_state *st)
 {
-	struct proc_collect *p = state;
-
-	if (!p)
-		return;
-	if (p->env->pt == p->pt)
-		p->env->pt = NULL;
-	proctree_close(p->pt);
-	free(p);
+	if (st->h && st->env->pt == st->h) {
+		st->env->pt = NULL;
+		st->env->pid_map_fd = -1;
+	}
+	proctree_close(st->h);
 }
 
 const struct collector proc_collector = {

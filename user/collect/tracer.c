@@ -271,7 +271,7 @@ void tracer_set_collecting(struct tracer *t, bool on)
 	__atomic_store_n(&t->skel->data->collecting, on ? 1 : 0, __ATOMIC_RELEASE);
 }
 
-void tracer_clear_stats(struct tracer *t)
+void tracer_clear(struct tracer *t)
 {
 	bpf_map_clear(bpf_map__fd(t->skel->maps.api_stats), sizeof(struct api_stat_key));
 }
@@ -327,22 +327,20 @@ int tracer_collect_maps(struct tracer *t, struct model *m)
 /* -- the API collector: the tracer, its ring buffer, the strings read again ------------------- */
 
 struct api_collect {
-	struct collect_env *env;
 	struct tracer *t;
 	struct ring_buffer *rb;
 };
 
-static void api_event(struct api_collect *a, const void *data, size_t size)
+static void api_event(const struct collect_env *env, const void *data, size_t size)
 {
-	if (a->env->tap)
-		a->env->tap(a->env->tap_ctx, data, size);
+	if (env->tap)
+		env->tap(env->tap_ctx, data, size);
 }
 
 static int on_api_event(void *ctx, void *data, size_t size)
 {
-	struct api_collect *a = ctx;
+	const struct collect_env *env = ((struct collector_state *)ctx)->env;
 	const struct tp_event_hdr *h = data;
-	struct model *m = a->env->m;
 
 	/* a string the probe could not read: read it now, while the process runs, if that is
 	 * safe; what was read replaces the faulted piece (also in the raw data) */
@@ -352,18 +350,18 @@ static int on_api_event(void *ctx, void *data, size_t size)
 		size_t n = strrecover_pieces(data, &pieces);
 
 		for (size_t i = 0; i < n; i++) {
-			api_event(a, &pieces[i], sizeof(pieces[i]));
-			model_add_str(m, &pieces[i]);
+			api_event(env, &pieces[i], sizeof(pieces[i]));
+			model_add_str(env->m, &pieces[i]);
 		}
 		free(pieces);
 		if (n)
 			return 0;
 	}
-	api_event(a, data, size);
+	api_event(env, data, size);
 	if (size >= sizeof(struct tp_api_event) && h->type == EV_API_CALL)
-		model_add_call(m, data);
+		model_add_call(env->m, data);
 	else if (size >= sizeof(struct tp_str_event) && h->type == EV_API_STR)
-		model_add_str(m, data);
+		model_add_str(env->m, data);
 	return 0;
 }
 
@@ -374,7 +372,7 @@ static bool api_wanted(const struct collect_settings *s)
 }
 
 /* the probes on every library found of the domains traced */
-static int api_attach(struct api_collect *a, const struct collect_settings *s)
+static int api_attach(struct tracer *t, const struct collect_settings *s)
 {
 	const struct discovery *d = s->found;
 
@@ -385,7 +383,7 @@ static int api_attach(struct api_collect *a, const struct collect_settings *s)
 
 		if (!(s->trace_domains & dom) || !f->t.path[0])
 			continue;
-		n = tracer_attach(a->t, f->t.path, f->lib);
+		n = tracer_attach(t, f->t.path, f->lib);
 		if (n < 0)
 			return 1;
 		if (n == 0 && f->lib->domain == DOM_RUNTIME) {
@@ -396,9 +394,9 @@ static int api_attach(struct api_collect *a, const struct collect_settings *s)
 	return 0;
 }
 
-static int api_open(void **state, struct collect_env *env)
+static int api_open(struct collector_state *st)
 {
-	const struct collect_settings *s = env->set;
+	const struct collect_settings *s = st->env->set;
 	struct api_collect *a = calloc(1, sizeof(*a));
 	struct tracer_opts o = {
 		.system_wide = s->system_wide,
@@ -406,18 +404,17 @@ static int api_open(void **state, struct collect_env *env)
 		.collecting = s->collecting,
 		.max_str_bytes = s->max_str_bytes,
 		.buffer_size = s->buffer_size,
-		.pid_map_fd = env->pid_map_fd,
+		.pid_map_fd = st->env->pid_map_fd,
 	};
 
-	*state = a;
+	st->h = a;
 	if (!a) {
 		pr_error("out of memory");
 		return 1;
 	}
-	a->env = env;
-	if (tracer_open(&a->t, &o) || api_attach(a, s))
+	if (tracer_open(&a->t, &o) || api_attach(a->t, s))
 		return 1;
-	a->rb = ring_buffer__new(tracer_events_fd(a->t), on_api_event, a, NULL);
+	a->rb = ring_buffer__new(tracer_events_fd(a->t), on_api_event, st, NULL);
 	if (!a->rb) {
 		pr_error("opening the API event ring buffer: %s", strerror(errno));
 		return 1;
@@ -425,38 +422,36 @@ static int api_open(void **state, struct collect_env *env)
 	return 0;
 }
 
-static void api_set_collecting(void *state, bool on)
+static void api_set_collecting(struct collector_state *st, bool on)
 {
-	tracer_set_collecting(((struct api_collect *)state)->t, on);
+	tracer_set_collecting(((struct api_collect *)st->h)->t, on);
 }
 
-static void api_poll(void *state)
+static void api_poll(struct collector_state *st)
 {
 	/* the probes wake topsprof only when the ring fills: read what came meanwhile */
-	ring_buffer__consume(((struct api_collect *)state)->rb);
+	ring_buffer__consume(((struct api_collect *)st->h)->rb);
 }
 
-static void api_clear(void *state)
+static void api_clear(struct collector_state *st)
 {
-	api_poll(state); /* what is in flight belongs to what is thrown away */
-	tracer_clear_stats(((struct api_collect *)state)->t);
+	api_poll(st); /* what is in flight belongs to what is thrown away */
+	tracer_clear(((struct api_collect *)st->h)->t);
 }
 
-static int api_fd(const void *state)
+static int api_fd(const struct collector_state *st)
 {
-	return ring_buffer__epoll_fd(((const struct api_collect *)state)->rb);
+	return ring_buffer__epoll_fd(((const struct api_collect *)st->h)->rb);
 }
 
-static void api_report(void *state)
+static void api_report(struct collector_state *st)
 {
-	struct api_collect *a = state;
-
-	tracer_collect_maps(a->t, a->env->m);
+	tracer_collect_maps(((struct api_collect *)st->h)->t, st->env->m);
 }
 
-static void api_close(void *state)
+static void api_close(struct collector_state *st)
 {
-	struct api_collect *a = state;
+	struct api_collect *a = st->h;
 
 	if (!a)
 		return;

@@ -32,7 +32,7 @@ int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *
 
 void tracer_set_collecting(struct tracer *t, bool on);
 /* topsprof cancel: the in-kernel statistics start again from nothing */
-void tracer_clear_stats(struct tracer *t);
+void tracer_clear(struct tracer *t);
 int tracer_events_fd(const struct tracer *t);
 
 /* statistics-mode aggregates and loss counters into the model */

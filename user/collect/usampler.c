@@ -381,7 +381,7 @@ int usampler_fd(const struct usampler *s)
 	return s ? s->tfd : -1;
 }
 
-void usampler_tick(struct usampler *s)
+void usampler_poll(struct usampler *s)
 {
 	uint64_t n = 0;
 
@@ -405,8 +405,8 @@ void usampler_set_collecting(struct usampler *s, bool on)
  * processes seen using a GCU ------------------------------------------------------------------ */
 
 struct util_collect {
-	struct collect_env *env;
 	struct usampler *s;
+	const struct model *m;
 	/* system-wide: the processes seen using a GCU, and how far the model was read */
 	uint32_t pids[256];
 	size_t n;
@@ -433,7 +433,7 @@ static void gcu_user_add(struct util_collect *u, uint32_t pid)
 static size_t gcu_pids(void *ctx, uint32_t *out, size_t max)
 {
 	struct util_collect *u = ctx;
-	const struct model *m = u->env->m;
+	const struct model *m = u->m;
 
 	if (u->calls > m->ncalls || u->ops > m->nops) /* topsprof cancel emptied them */
 		u->calls = u->ops = 0;
@@ -450,53 +450,51 @@ static bool util_wanted(const struct collect_settings *s)
 	return s->cpu_util || s->mem_util;
 }
 
-static int util_open(void **state, struct collect_env *env)
+static int util_open(struct collector_state *st)
 {
-	const struct collect_settings *s = env->set;
+	const struct collect_settings *s = st->env->set;
 	struct util_collect *u = calloc(1, sizeof(*u));
 	/* sampling starts at begin, once the application is followed: its first sample is
 	 * the baseline */
 	struct usampler_opts o = { .cpu = s->cpu_util,
 				   .mem = s->mem_util,
 				   .hz = s->util_hz,
-				   .pid_map_fd = s->system_wide ? -1 : env->pid_map_fd,
+				   .pid_map_fd = s->system_wide ? -1 : st->env->pid_map_fd,
 				   .more_pids = s->system_wide ? gcu_pids : NULL,
 				   .ctx = u };
 
-	*state = u;
+	st->h = u;
 	if (!u) {
 		pr_error("out of memory");
 		return 1;
 	}
-	u->env = env;
-	return usampler_open(&u->s, &o, &env->m->util) ? 1 : 0;
+	u->m = st->env->m;
+	return usampler_open(&u->s, &o, &st->env->m->util) ? 1 : 0;
 }
 
-static void util_begin(void *state)
+static void util_set_collecting(struct collector_state *st, bool on)
 {
-	struct util_collect *u = state;
-
-	usampler_set_collecting(u->s, u->env->collecting);
+	usampler_set_collecting(((struct util_collect *)st->h)->s, on);
 }
 
-static void util_set_collecting(void *state, bool on)
+static void util_begin(struct collector_state *st)
 {
-	usampler_set_collecting(((struct util_collect *)state)->s, on);
+	util_set_collecting(st, st->env->collecting);
 }
 
-static int util_fd(const void *state)
+static int util_fd(const struct collector_state *st)
 {
-	return usampler_fd(((const struct util_collect *)state)->s);
+	return usampler_fd(((const struct util_collect *)st->h)->s);
 }
 
-static void util_poll(void *state)
+static void util_poll(struct collector_state *st)
 {
-	usampler_tick(((struct util_collect *)state)->s);
+	usampler_poll(((struct util_collect *)st->h)->s);
 }
 
-static void util_close(void *state)
+static void util_close(struct collector_state *st)
 {
-	struct util_collect *u = state;
+	struct util_collect *u = st->h;
 
 	if (!u)
 		return;

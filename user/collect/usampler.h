@@ -31,7 +31,7 @@ void usampler_close(struct usampler *s);
 /* the timer's fd, for epoll; -1 when s is NULL */
 int usampler_fd(const struct usampler *s);
 /* when the fd is readable: take the sample that is due */
-void usampler_tick(struct usampler *s);
+void usampler_poll(struct usampler *s);
 void usampler_set_collecting(struct usampler *s, bool on);
 
 /* parsers of the /proc files read, for the tests: 0, or -EINVAL when the text is not one */
