@@ -228,11 +228,11 @@ static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs
 
 int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *lib)
 {
-	const char *names[256] = { NULL };
-	uint64_t offs[256], probe_offs[256], cookies[256];
-	int idx[256] = { 0 }, n = 0, found, probed = 0, err;
+	const char *names[API_MAX_FNS] = { NULL };
+	uint64_t offs[API_MAX_FNS], probe_offs[API_MAX_FNS], cookies[API_MAX_FNS];
+	int idx[API_MAX_FNS] = { 0 }, n = 0, found, probed = 0, err;
 
-	for (unsigned f = 0; f < api_table_len && n < 256; f++) {
+	for (unsigned f = 0; f < api_table_len; f++) {
 		if (api_table[f].lib != lib)
 			continue;
 		idx[n] = (int)f;

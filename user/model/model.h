@@ -85,7 +85,7 @@ struct model {
 	bool gcu_joined;	 /* joins computed (the calls were streamed) */
 	uint64_t joined, unjoined_records, unjoined_calls;
 	/* runtime statistics per function (from BPF maps in statistics mode, else from calls) */
-	struct fn_stat stats[256];
+	struct fn_stat stats[API_MAX_FNS];
 	/* every streamed call, in the order they returned */
 	struct api_call *calls;
 	size_t ncalls, calls_cap;

@@ -24,6 +24,7 @@ enum raw_type {
 	RAW_LOSSES = 8, /* u64 x6: calls, strings, depth, stats, proc events, pids */
 	RAW_END = 9,
 	RAW_SAMPLES = 10, /* version 2: a piece of the samplers' sections (store_encode_samples) */
+	RAW_FN = 11,	  /* version 3: u32 index, function name: what an event's fn means */
 };
 
 #define MAX_RECORD  (1u << 20)
@@ -93,6 +94,10 @@ int raw_open(struct raw_writer **out, const struct outtarget *t, char *err, size
 	}
 	memcpy(magic + 8, &v, sizeof(v));
 	put(w, RAW_MAGIC, magic, sizeof(magic), NULL, 0);
+	/* the events name functions by index into this topsprof's table: its names, so that
+	 * another build (other runtimes, another order) reads them right */
+	for (uint32_t f = 0; f < api_table_len; f++)
+		put(w, RAW_FN, &f, sizeof(f), api_table[f].name, strlen(api_table[f].name));
 	*out = w;
 	return 0;
 }
@@ -263,7 +268,15 @@ static int note(const char *p, uint32_t len, struct model *m, struct raw_setting
 	return 0;
 }
 
-static int event(const unsigned char *p, uint32_t len, struct model *m)
+/* the functions of the file's events (version 3) as this topsprof's: fn[i] + 1; 0 for none,
+ * FN_UNKNOWN for one this build does not trace (another build, with other runtimes, wrote it) */
+#define FN_UNKNOWN 0xffffu
+struct fn_map {
+	bool named;
+	uint16_t fn[API_MAX_FNS];
+};
+
+static int event(const unsigned char *p, uint32_t len, struct model *m, const struct fn_map *map)
 {
 	struct tp_event_hdr h;
 
@@ -288,6 +301,11 @@ static int event(const unsigned char *p, uint32_t len, struct model *m)
 		if (len != sizeof(e))
 			return -1;
 		memcpy(&e, p, sizeof(e));
+		if (map->named && e.fn < API_MAX_FNS && map->fn[e.fn] == FN_UNKNOWN)
+			return -2;
+		if (map->named)
+			e.fn = e.fn < API_MAX_FNS && map->fn[e.fn] ? map->fn[e.fn] - 1u
+								   : API_MAX_FNS;
 		if (e.fn >= api_table_len)
 			return -1;
 		model_add_call(m, &e);
@@ -312,7 +330,7 @@ static int event(const unsigned char *p, uint32_t len, struct model *m)
 }
 
 static int record(uint32_t type, const unsigned char *p, uint32_t len, struct model *m,
-		  struct raw_settings *s)
+		  struct raw_settings *s, const struct fn_map *map)
 {
 	uint32_t d;
 
@@ -320,7 +338,7 @@ static int record(uint32_t type, const unsigned char *p, uint32_t len, struct mo
 	case RAW_NOTE:
 		return note((const char *)p, len, m, s);
 	case RAW_EVENT:
-		return event(p, len, m);
+		return event(p, len, m, map);
 	case RAW_DEV:
 	case RAW_SYNC: {
 		uint64_t a, b;
@@ -397,6 +415,7 @@ static int record(uint32_t type, const unsigned char *p, uint32_t len, struct mo
 int raw_import(const char *path, struct model *m, struct raw_settings *s, char *err, size_t errlen)
 {
 	unsigned char *buf = malloc(MAX_RECORD), *samples = NULL;
+	struct fn_map *map = calloc(1, sizeof(*map));
 	size_t nsamples = 0;
 	uint32_t hdr[2], version = 0;
 	bool started = false, ended = false;
@@ -404,7 +423,7 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 	int rc = -1, n, fd;
 
 	memset(s, 0, sizeof(*s));
-	if (!buf) {
+	if (!buf || !map) {
 		snprintf(err, errlen, "out of memory");
 		goto out;
 	}
@@ -460,7 +479,33 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 			nsamples += hdr[1];
 			continue;
 		}
-		if (record(hdr[0], buf, hdr[1], m, s)) {
+		if (hdr[0] == RAW_FN && version >= 3) {
+			uint32_t f;
+			int mine;
+
+			if (hdr[1] <= sizeof(f) || hdr[1] - sizeof(f) > NAME_LEN) {
+				snprintf(err, errlen, "corrupt: a bad function name");
+				goto out;
+			}
+			memcpy(&f, buf, sizeof(f));
+			buf[hdr[1]] = '\0';
+			mine = api_find((const char *)buf + sizeof(f));
+			if (f >= API_MAX_FNS) {
+				snprintf(err, errlen, "corrupt: a bad function index");
+				goto out;
+			}
+			map->named = true;
+			map->fn[f] = mine < 0 ? FN_UNKNOWN : (uint16_t)(mine + 1);
+			continue;
+		}
+		n = record(hdr[0], buf, hdr[1], m, s, map);
+		if (n == -2) {
+			snprintf(err, errlen,
+				 "calls of a function this topsprof does not trace: a build with "
+				 "another runtime wrote it");
+			goto out;
+		}
+		if (n) {
 			snprintf(err, errlen, "corrupt: a bad record of type %u", hdr[0]);
 			goto out;
 		}
@@ -499,5 +544,6 @@ out:
 		gzclose(gz);
 	free(buf);
 	free(samples);
+	free(map);
 	return rc;
 }

@@ -18,7 +18,8 @@
 #include "model/model.h"
 #include "lib/outfile.h"
 
-#define RAW_VERSION 2 /* 2: the samplers' sections; 1 is still read */
+/* 2: the samplers' sections; 3: the functions by name; 1 and 2 are still read */
+#define RAW_VERSION 3
 
 struct raw_writer;
 

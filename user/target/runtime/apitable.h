@@ -69,8 +69,8 @@ struct api_fn {
 		.kind_fixed = (fixed), .tx = (txop), .domain_arg = (dom), .id_arg = (id)          \
 	}
 
-/* the most functions every runtime together may have (the probes' cookie holds the index) */
-#define API_MAX_FNS 1024
+/* the most functions every runtime together may have (the model keeps statistics for each) */
+#define API_MAX_FNS 256
 
 extern const struct api_fn *const api_table;
 extern unsigned api_table_len;

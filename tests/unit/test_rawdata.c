@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* Raw data names the functions of its events (version 3): a file written by a build whose API
+ * table is in another order, or has other runtimes, is read by name; version 2 files by index. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include "events.h"
+#include "model/model.h"
+#include "output/rawdata.h"
+#include "target/runtime/apitable.h"
+
+/* the record types of user/output/rawdata.c, as a file has them */
+enum { MAGIC = 1, EVENT = 3, END = 9, FN = 11 };
+
+static char path[64];
+
+static void put(gzFile gz, uint32_t type, const void *a, size_t alen, const void *b, size_t blen)
+{
+	uint32_t hdr[2] = { type, (uint32_t)(alen + blen) };
+
+	assert_int_equal(gzwrite(gz, hdr, sizeof(hdr)), (int)sizeof(hdr));
+	if (alen)
+		assert_int_equal(gzwrite(gz, a, (unsigned)alen), (int)alen);
+	if (blen)
+		assert_int_equal(gzwrite(gz, b, (unsigned)blen), (int)blen);
+}
+
+static gzFile start(uint32_t version)
+{
+	char magic[12] = "TOPSRAW";
+	gzFile gz;
+
+	strcpy(path, "/tmp/test_rawdata.XXXXXX");
+	close(mkstemp(path));
+	gz = gzopen(path, "wb");
+	assert_non_null(gz);
+	memcpy(magic + 8, &version, 4);
+	put(gz, MAGIC, magic, sizeof(magic), NULL, 0);
+	return gz;
+}
+
+static void name_fn(gzFile gz, uint32_t idx, const char *name)
+{
+	put(gz, FN, &idx, sizeof(idx), name, strlen(name));
+}
+
+static void call(gzFile gz, uint32_t fn, uint64_t id)
+{
+	struct tp_api_event e = { .hdr = { .type = EV_API_CALL, .pid = 7, .tid = 7, .ts_ns = 2000 },
+				  .call_id = id,
+				  .start_ns = 1000,
+				  .fn = fn };
+
+	put(gz, EVENT, &e, sizeof(e), NULL, 0);
+}
+
+/* import the file written; its return value, the model in m */
+static int finish(gzFile gz, struct model *m, char *err, size_t len)
+{
+	struct raw_settings rs;
+	int rc;
+
+	put(gz, END, NULL, 0, NULL, 0);
+	assert_int_equal(gzclose(gz), Z_OK);
+	model_init(m);
+	rc = raw_import(path, m, &rs, err, len);
+	unlink(path);
+	return rc;
+}
+
+static const char *fn_name(const struct model *m, size_t i)
+{
+	return api_table[m->calls[i].fn].name;
+}
+
+/* version 3: the file's indices mean its names, whatever this build's indices are */
+static void test_by_name(void **state)
+{
+	int memcpy_fn = api_find("topsMemcpy"), malloc_fn = api_find("topsMalloc");
+	char err[256];
+	struct model m;
+	gzFile gz;
+
+	(void)state;
+	assert_true(memcpy_fn > 1 && malloc_fn > 1);
+	gz = start(3);
+	name_fn(gz, 0, "topsMemcpy");
+	name_fn(gz, 1, "topsMalloc");
+	call(gz, 0, 1);
+	call(gz, 1, 2);
+	assert_int_equal(finish(gz, &m, err, sizeof(err)), 0);
+	assert_int_equal(m.ncalls, 2);
+	assert_string_equal(fn_name(&m, 0), "topsMemcpy");
+	assert_string_equal(fn_name(&m, 1), "topsMalloc");
+	model_free(&m);
+	/* an index the file did not name is corrupt */
+	gz = start(3);
+	name_fn(gz, 0, "topsMemcpy");
+	call(gz, 3, 1);
+	assert_int_equal(finish(gz, &m, err, sizeof(err)), -1);
+	model_free(&m);
+}
+
+/* a function another build traced and this one does not: said, not taken for another */
+static void test_unknown_function(void **state)
+{
+	char err[256];
+	struct model m;
+	gzFile gz;
+
+	(void)state;
+	gz = start(3);
+	name_fn(gz, 0, "topsMemcpy");
+	name_fn(gz, 1, "cudaMalloc");
+	call(gz, 0, 1);
+	assert_int_equal(finish(gz, &m, err, sizeof(err)), 0); /* named, never called: fine */
+	assert_int_equal(m.ncalls, 1);
+	model_free(&m);
+	gz = start(3);
+	name_fn(gz, 1, "cudaMalloc");
+	call(gz, 1, 1);
+	assert_int_equal(finish(gz, &m, err, sizeof(err)), -1);
+	assert_non_null(strstr(err, "a function this topsprof does not trace"));
+	model_free(&m);
+}
+
+/* version 2 has no names: its indices are this build's */
+static void test_version2_by_index(void **state)
+{
+	int fn = api_find("topsStreamSynchronize");
+	char err[256];
+	struct model m;
+	gzFile gz;
+
+	(void)state;
+	gz = start(2);
+	call(gz, (uint32_t)fn, 1);
+	assert_int_equal(finish(gz, &m, err, sizeof(err)), 0);
+	assert_int_equal(m.ncalls, 1);
+	assert_string_equal(fn_name(&m, 0), "topsStreamSynchronize");
+	model_free(&m);
+}
+
+/* what topsprof writes, it reads back: the names it wrote map to itself */
+static void test_roundtrip(void **state)
+{
+	struct raw_settings rs = { .stats_mode = false };
+	struct tp_api_event e = { .hdr = { .type = EV_API_CALL, .pid = 7, .tid = 7, .ts_ns = 9 },
+				  .start_ns = 5,
+				  .fn = (uint32_t)api_find("topsLaunchKernel") };
+	char err[256], dir[] = "/tmp/test_rawdata.d.XXXXXX";
+	struct outtarget t;
+	struct raw_writer *w;
+	struct model m;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.raw", dir);
+	assert_int_equal(outtarget_file(&t, path, false, err, sizeof(err)), 0);
+	assert_int_equal(raw_open(&w, &t, err, sizeof(err)), 0);
+	raw_event(w, &e, sizeof(e));
+	model_init(&m);
+	assert_int_equal(raw_finish(w, &m, &rs, err, sizeof(err)), 0);
+	model_free(&m);
+	outtarget_close(&t);
+	model_init(&m);
+	assert_int_equal(raw_import(path, &m, &rs, err, sizeof(err)), 0);
+	assert_int_equal(m.ncalls, 1);
+	assert_string_equal(fn_name(&m, 0), "topsLaunchKernel");
+	model_free(&m);
+	unlink(path);
+	rmdir(dir);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_by_name),
+		cmocka_unit_test(test_unknown_function),
+		cmocka_unit_test(test_version2_by_index),
+		cmocka_unit_test(test_roundtrip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
