@@ -188,8 +188,8 @@ e2e-san: $(TOPSPROF) sim
 FUZZ := $(OUTPUT)/fuzz
 FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined \
 	-fno-sanitize-recover=all -Iinclude -Iuser $(shell pkg-config --cflags libcjson 2>/dev/null)
-FUZZ_PROFILE_SRCS := user/output/store.c user/model/model.c user/target/runtime/apitable.c \
-	user/target/runtime/tops.c \
+# every runtime's table, as topsprof has them
+FUZZ_PROFILE_SRCS := user/output/store.c user/model/model.c $(wildcard user/target/runtime/*.c) \
 	user/lib/strlist.c user/model/cpustacks.c user/model/utilization.c user/model/kstacks.c \
 	user/lib/infile.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \

@@ -18,7 +18,8 @@
  * The layout is versioned: a reader opens a region whose major version is its own and whose
  * minor version is any; it refuses a newer major version with a clear error.
  *
- * Reader API (this header; implemented by the driver's user-space library, gcu_readout.c):
+ * Reader API (this header; implemented by topsprof's user/gcu/readout.c on the region that
+ * user/gcu/region.c maps):
  *
  *   n = gcu_ro_device_count();               how many GCUs the host has
  *   gcu_ro_open(0, &dev, err, sizeof(err));  map device 0's region (creating it if the driver

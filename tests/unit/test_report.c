@@ -98,7 +98,7 @@ static void gcu(struct model *m, struct gcu_record r, const char *name)
 	model_add_gcu(m, &r, name);
 }
 
-/* the live run's order (user/app/run.c, finish_model): own records, statistics from the calls
+/* the live run's order (user/app/present.c, finish_model): own records, statistics from the calls
  * and ranges paired, records put on the host clock, then joined to their calls */
 static void finish(struct model *m)
 {

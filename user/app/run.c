@@ -42,7 +42,6 @@ struct run {
 	struct collection col;
 	struct raw_writer *raw;
 	struct session *session;
-	bool collecting;
 	struct launch app;
 	struct exports exports;
 	struct outtarget raw_out, dump; /* --export-rawdata, --debug-dump's text */
@@ -117,7 +116,7 @@ static int open_session(struct run *r)
 			 cli->given[OPT_SESSION_NEW] ? cli->text[OPT_SESSION_NEW]
 			 : cli->given[OPT_SESSION]   ? cli->text[OPT_SESSION]
 						     : NULL,
-			 cli->given[OPT_SESSION], cmd, r->collecting, err, sizeof(err))) {
+			 cli->given[OPT_SESSION], cmd, r->col.env.collecting, err, sizeof(err))) {
 		pr_error("%s", err);
 		return 1;
 	}
@@ -155,10 +154,9 @@ static void control(struct run *r, enum control_action a)
 	switch (a) {
 	case CTL_START:
 	case CTL_STOP:
-		r->collecting = a == CTL_START;
-		collection_set_collecting(&r->col, r->collecting);
-		session_set_state(r->session, r->collecting);
-		pr_debug("collection %s", r->collecting ? "started" : "stopped");
+		collection_set_collecting(&r->col, a == CTL_START);
+		session_set_state(r->session, a == CTL_START);
+		pr_debug("collection %s", a == CTL_START ? "started" : "stopped");
 		break;
 	case CTL_CANCEL:
 		collection_clear(&r->col);
@@ -380,7 +378,6 @@ static int setup(struct run *r)
 	int rc;
 
 	settings(r);
-	r->collecting = cli->profile_from_start;
 	r->m.buffer_size = cli->buffer_size;
 	if (prepare_outputs(r) || find_target(r) ||
 	    collection_open(&r->col, &r->set, &r->m, r->raw ? raw_tap : NULL, r) || open_session(r))

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/collection.h"
+#include "lib/log.h"
 
-#include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
 
@@ -13,18 +13,11 @@ static const struct collector *const collectors[] = {
 #define NCOLLECTORS (sizeof(collectors) / sizeof(collectors[0]))
 _Static_assert(NCOLLECTORS <= COLLECTORS_MAX, "COLLECTORS_MAX is too small");
 
-/* call one of struct collector's void (*)(struct collector_state *) operations, at offset op, on every open one
- * that has it */
-static void call_all(struct collection *c, size_t op)
-{
-	for (size_t i = 0; i < NCOLLECTORS; i++) {
-		void (*fn)(struct collector_state *) = *(void (*const *)(struct collector_state *))(
-			(const char *)collectors[i] + op);
-
-		if (c->open[i] && fn)
-			fn(&c->st[i]);
-	}
-}
+/* op (with its arguments after the state) on every open collector that has it */
+#define FOR_EACH_OPEN(c, op, ...)                      \
+	for (size_t i = 0; i < NCOLLECTORS; i++)       \
+		if ((c)->open[i] && collectors[i]->op) \
+	collectors[i]->op(&(c)->st[i], ##__VA_ARGS__)
 
 int collection_open(struct collection *c, const struct collect_settings *s, struct model *m,
 		    void (*tap)(void *ctx, const void *event, size_t size), void *tap_ctx)
@@ -43,26 +36,25 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 		c->open[i] = true; /* closed by collection_close, even half-opened */
 		if (collectors[i]->open(&c->st[i]))
 			return 1;
+		pr_debug("collecting %s", collectors[i]->name);
 	}
 	return 0;
 }
 
 void collection_begin(struct collection *c)
 {
-	call_all(c, offsetof(struct collector, begin));
+	FOR_EACH_OPEN(c, begin);
 }
 
 void collection_set_collecting(struct collection *c, bool on)
 {
 	c->env.collecting = on;
-	for (size_t i = 0; i < NCOLLECTORS; i++)
-		if (c->open[i] && collectors[i]->set_collecting)
-			collectors[i]->set_collecting(&c->st[i], on);
+	FOR_EACH_OPEN(c, set_collecting, on);
 }
 
 void collection_clear(struct collection *c)
 {
-	call_all(c, offsetof(struct collector, clear));
+	FOR_EACH_OPEN(c, clear);
 }
 
 void collection_watch(const struct collection *c, int ep, uint32_t tag)
@@ -79,17 +71,17 @@ void collection_watch(const struct collection *c, int ep, uint32_t tag)
 
 void collection_poll(struct collection *c)
 {
-	call_all(c, offsetof(struct collector, poll));
+	FOR_EACH_OPEN(c, poll);
 }
 
 void collection_finish(struct collection *c)
 {
-	call_all(c, offsetof(struct collector, finish));
+	FOR_EACH_OPEN(c, finish);
 }
 
 void collection_report(struct collection *c)
 {
-	call_all(c, offsetof(struct collector, report));
+	FOR_EACH_OPEN(c, report);
 }
 
 /* in the reverse order of opening: the process collector's map goes last */

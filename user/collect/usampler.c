@@ -34,6 +34,7 @@ struct usampler {
 	struct util_profile *u;
 	bool cpu, mem, collecting, primed;
 	int tfd, pid_map_fd;
+	struct itimerspec its; /* its sampling period */
 	uint64_t page;
 	uint64_t last_t;		/* the previous sample */
 	uint64_t host_busy, host_total; /* /proc/stat at the previous host sample */
@@ -308,8 +309,11 @@ static void sample(struct usampler *s)
 }
 
 /* sampling (re)starts: the next interval begins now */
+/* the baseline sample, the timer counting its periods from it (what it counted before, while
+ * the application was held or collection was off, is not a missed period) */
 static void prime(struct usampler *s)
 {
+	timerfd_settime(s->tfd, 0, &s->its, NULL);
 	s->primed = false;
 	for (size_t i = 0; i < s->nprocs; i++) {
 		s->procs[i].primed = false;
@@ -333,6 +337,7 @@ int usampler_open(struct usampler **out, const struct usampler_opts *o, struct u
 		its.it_interval = its.it_value =
 			(struct timespec){ (time_t)(period / 1000000000ull),
 					   (long)(period % 1000000000ull) };
+	s->its = its;
 	s->u = u;
 	s->cpu = o->cpu;
 	s->mem = o->mem;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* The reader side of the simulated driver: the API of include/gcu_readout.h. */
+/* The driver readout, the API of include/gcu_readout.h, on the region user/gcu/region.c maps. */
 #include "gcu_readout.h"
 #include "gcu/region.h"
 

@@ -14,6 +14,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#define NS_PER_S 1000000000ull
+/* a writer that reserved a slot and never filled it (it crashed) is skipped after this long */
+#define STUCK_SLOT_NS (200ull * 1000 * 1000)
+
 uint64_t gcu_host_ns(void)
 {
 	struct timespec ts;

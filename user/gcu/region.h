@@ -16,11 +16,7 @@
 #define GCU_HEAP_SIZE	   (1u << 20)
 #define GCU_NAME_MAX	   1023u
 
-#define NS_PER_S	   1000000000ull
-/* a writer that reserved a slot and never filled it (it crashed) is skipped after this long */
-#define STUCK_SLOT_NS (200ull * 1000 * 1000)
-/* a reader that has not read for this long is not waited for */
-#define READER_QUIET_NS (1000ull * 1000 * 1000)
+#define READER_QUIET_NS	   (1000ull * 1000 * 1000)
 
 struct gcu_name_entry {
 	uint32_t offset; /* into the heap */

@@ -48,9 +48,7 @@ static void mapped_libraries(pid_t pid, struct discovery *d)
 		file[strcspn(file, "\n")] = '\0';
 		for (unsigned i = 0; i < d->n; i++) {
 			struct findlib_target *t = &d->libs[i].t;
-			const char *base = strrchr(file, '/') + 1;
-
-			if (!t->path[0] && !strncmp(base, t->soname, findlib_prefix_len(t->soname)))
+			if (!t->path[0] && findlib_matches(file, t->soname))
 				snprintf(t->path, sizeof(t->path), "/proc/%d/root%s", (int)pid,
 					 file);
 		}
@@ -120,13 +118,15 @@ static void vendor_dirs(char *out, size_t len)
 		if (runtime_get(r)->dirs)
 			used += (size_t)snprintf(out + used, len - used, "%s%s", used ? ", " : "",
 						 runtime_get(r)->dirs);
+	if (!used) /* no runtime names any */
+		snprintf(out, len, "no vendor directory");
 }
 
 /* --runtime-lib PATH: the library of the runtime whose file name it has (else the first
  * runtime's), and its companions beside it when not found otherwise */
 static int named_runtime(struct discovery *d, const char *path)
 {
-	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	const char *slash = strrchr(path, '/');
 	unsigned k = 0;
 
 	if (access(path, R_OK)) {
@@ -135,7 +135,7 @@ static int named_runtime(struct discovery *d, const char *path)
 	}
 	for (unsigned i = 0; i < d->n; i++)
 		if (d->libs[i].lib->domain == DOM_RUNTIME &&
-		    !strncmp(base, d->libs[i].t.soname, findlib_prefix_len(d->libs[i].t.soname))) {
+		    findlib_matches(path, d->libs[i].t.soname)) {
 			k = i;
 			break;
 		}

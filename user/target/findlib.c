@@ -224,7 +224,7 @@ size_t findlib_prefix_len(const char *soname)
 	return so ? (size_t)(so + 3 - soname) : strlen(soname);
 }
 
-static bool matches(const char *path, const char *soname)
+bool findlib_matches(const char *path, const char *soname)
 {
 	const char *base = strrchr(path, '/');
 
@@ -273,7 +273,7 @@ int findlib_find(struct findlib_ctx *c, const char *exe_path, struct findlib_tar
 			if (dup)
 				continue;
 			for (int i = 0; i < n; i++) {
-				if (!t[i].path[0] && matches(path, t[i].soname)) {
+				if (!t[i].path[0] && findlib_matches(path, t[i].soname)) {
 					rooted(c->root, path, t[i].path, sizeof(t[i].path));
 					found++;
 				}

@@ -34,6 +34,8 @@ int findlib_find(struct findlib_ctx *ctx, const char *exe, struct findlib_target
 
 /* the length of soname's part every version of the file shares: "libtopsrt.so" */
 size_t findlib_prefix_len(const char *soname);
+/* whether the file at path (its name) is a version of soname: libtopsrt.so, libtopsrt.so.1.2 */
+bool findlib_matches(const char *path, const char *soname);
 
 /* look a library name up in root's ld.so.cache; 0 and its path (as seen under root), or -ENOENT */
 int findlib_ldcache(const char *root, const char *name, char *out, size_t len);
