@@ -38,10 +38,12 @@ PY
 
 # start topsprof in a process group of its own (as a shell's job) with SIGINT and SIGQUIT at
 # their defaults (as from a terminal: a script's background job ignores them); $tp its pid
+# the job's signals at their defaults, as a terminal's job has them: a background job ignores INT
+# and QUIT, and a test run under nohup ignores HUP
 start_job() { # log, extra topsprof options...
 	local log=$1
 	shift
-	env --default-signal=INT,QUIT setsid "$TOPSPROF" "${RT[@]}" --print-app-log "$@" \
+	env --default-signal=INT,QUIT,HUP setsid "$TOPSPROF" "${RT[@]}" --print-app-log "$@" \
 		python3 "$TMP/app.py" 3 >"$log" 2>&1 &
 	tp=$!
 	wait_ready "$log"
