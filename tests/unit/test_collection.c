@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+/* The collectors driven together (collection.h) on this kernel, probing the simulator's runtime
+ * as discovered for its simpleElemwiseAdd: only the always-wanted ones open, the process
+ * collector first (its tracker and map shared), their descriptors watched, calls of a followed
+ * child collected only while collecting, and everything released by close, also after a failed
+ * open (ASan sees a leak). Needs root (BPF); skips loudly without it. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "collect/collection.h"
+#include "collect/proctree.h"
+#include "lib/log.h"
+#include "model/domain.h"
+#include "sim_env.h"
+
+static struct discovery found;
+static bool can_bpf;
+
+static const char *sim(const char *rel)
+{
+	static char buf[4][PATH_MAX];
+	static int k;
+
+	k = (k + 1) % 4;
+	snprintf(buf[k], sizeof(buf[k]), "%s/%s", SIM_DIR, rel);
+	return buf[k];
+}
+
+/* what a run asking for the API calls only would want */
+static struct collect_settings settings(bool collecting)
+{
+	return (struct collect_settings){
+		.launched = true,
+		.collecting = collecting,
+		.trace_domains = TRACE_DEFAULT,
+		.max_str_bytes = 4096,
+		.buffer_size = 8u << 20,
+		.found = &found,
+	};
+}
+
+static int setup(void **state)
+{
+	struct discover_req q = { .mode = DISCOVER_LAUNCH, .need_runtime = true };
+
+	(void)state;
+	libbpf_set_print(log_libbpf);
+	/* loading BPF is root's here: without it every test says it skipped */
+	can_bpf = !geteuid();
+	if (!can_bpf)
+		fprintf(stderr, "SKIP collection: not root, BPF cannot be loaded\n");
+	q.argv0 = sim("bin/simpleElemwiseAdd");
+	if (discover(&found, &q))
+		return -1;
+	/* the app's simulated device, private to this test */
+	alarm(120);
+	return sim_env_setup(NULL);
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	alarm(0);
+	return sim_env_teardown();
+}
+
+/* the descriptors an epoll set watches, from its fdinfo */
+static int watched(int ep)
+{
+	char path[64], line[256];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", ep);
+	f = fopen(path, "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f))
+		n += !strncmp(line, "tfd:", 4);
+	fclose(f);
+	return n;
+}
+
+static void test_open_close(void **state)
+{
+	struct collect_settings s = settings(true);
+	struct epoll_event ev = { .events = EPOLLIN };
+	struct collection c;
+	struct model m;
+	int ep, rc;
+
+	(void)state;
+	if (!can_bpf)
+		skip();
+	model_init(&m);
+	rc = collection_open(&c, &s, &m, NULL, NULL);
+	if (rc) {
+		collection_close(&c);
+		fail_msg("collection_open failed");
+	}
+	/* the process and API collectors only: nothing else asked for */
+	assert_true(c.open[0]);
+	assert_true(c.open[1]);
+	for (unsigned i = 2; i < COLLECTORS_MAX; i++)
+		assert_false(c.open[i]);
+	/* the process collector opened first and shared its tracker */
+	assert_non_null(c.env.pt);
+	assert_true(c.env.pid_map_fd >= 0);
+	assert_int_equal(c.env.pid_map_fd, proctree_map_fd(c.env.pt));
+	assert_ptr_equal(c.env.m, &m);
+	assert_ptr_equal(c.env.set, &s);
+	assert_true(c.env.collecting);
+
+	/* one descriptor each: the tracker's and the API ring's */
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(ep >= 0);
+	collection_watch(&c, ep, 7);
+	assert_int_equal(watched(ep), 2);
+	assert_int_equal(epoll_ctl(ep, EPOLL_CTL_ADD, proctree_epoll_fd(c.env.pt), &ev), -1);
+	assert_int_equal(errno, EEXIST);
+	close(ep);
+
+	/* every operation on what is open, with nothing to collect */
+	collection_begin(&c);
+	collection_set_collecting(&c, false);
+	assert_false(c.env.collecting);
+	collection_set_collecting(&c, true);
+	assert_true(c.env.collecting);
+	collection_poll(&c);
+	collection_clear(&c);
+	collection_finish(&c);
+	collection_report(&c);
+	assert_int_equal(m.ncalls, 0);
+	assert_int_equal(model_lost_total(&m), 0);
+
+	collection_close(&c);
+	for (unsigned i = 0; i < COLLECTORS_MAX; i++)
+		assert_false(c.open[i]);
+	assert_null(c.env.pt);
+	/* twice is nothing */
+	collection_close(&c);
+	model_free(&m);
+}
+
+/* simpleElemwiseAdd as a child of this process (followed), to its end; polled as a run does, and
+ * once more after its end, or not at all */
+static pid_t run_app(struct collection *c, int ep, bool poll)
+{
+	struct epoll_event ev;
+	struct timespec t0, t;
+	int status = 0, out;
+	pid_t pid = fork(), done = 0;
+
+	assert_true(pid >= 0);
+	if (!pid) {
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		out = open("/dev/null", O_WRONLY);
+		dup2(out, 1);
+		execl(sim("bin/simpleElemwiseAdd"), "simpleElemwiseAdd", (char *)NULL);
+		_exit(127);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		if (epoll_wait(ep, &ev, 1, 10) > 0)
+			assert_int_equal(ev.data.u32, 7);
+		if (poll)
+			collection_poll(c);
+		done = waitpid(pid, &status, WNOHANG);
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (!done && t.tv_sec - t0.tv_sec < 30);
+	if (!done) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		fail_msg("simpleElemwiseAdd did not end");
+	}
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	if (poll)
+		collection_poll(c);
+	return pid;
+}
+
+static size_t launches(const struct model *m)
+{
+	int fn = api_find("topsLaunchKernel");
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->ncalls; i++)
+		n += m->calls[i].fn == (uint32_t)fn && m->calls[i].pid != (uint32_t)getpid();
+	return n;
+}
+
+/* calls of a followed process come in while collecting, and only then */
+static void test_collects(void **state)
+{
+	struct collect_settings s = settings(false);
+	const struct proc_info *child = NULL;
+	struct collection c;
+	struct model m;
+	pid_t pid;
+	int ep;
+
+	(void)state;
+	if (!can_bpf)
+		skip();
+	model_init(&m);
+	if (collection_open(&c, &s, &m, NULL, NULL)) {
+		collection_close(&c);
+		fail_msg("collection_open failed");
+	}
+	assert_false(c.env.collecting);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(ep >= 0);
+	collection_watch(&c, ep, 7);
+	/* its children are followed */
+	assert_int_equal(proctree_add(c.env.pt, getpid()), 0);
+	collection_begin(&c);
+
+	run_app(&c, ep, true);
+	collection_finish(&c);
+	assert_int_equal(launches(&m), 0);
+
+	/* its three launches, read by the polls */
+	collection_set_collecting(&c, true);
+	run_app(&c, ep, true);
+	assert_int_equal(launches(&m), 3);
+	/* not polled: what is left is read at the finish */
+	pid = run_app(&c, ep, false);
+	assert_int_equal(launches(&m), 3);
+	collection_finish(&c);
+	assert_int_equal(launches(&m), 6);
+	collection_report(&c);
+	/* the child was followed to its end */
+	for (size_t i = 0; i < m.nprocs; i++)
+		if (m.procs[i].pid == (uint32_t)pid)
+			child = &m.procs[i];
+	assert_non_null(child);
+	assert_true(child->exited);
+	assert_int_equal(child->exit_code, 0);
+	assert_string_equal(child->comm, "simpleElemwiseA");
+	close(ep);
+	collection_close(&c);
+	model_free(&m);
+}
+
+/* statistics mode: the counts reach the model at the report; a clear forgets them */
+static void test_stats_clear(void **state)
+{
+	struct collect_settings s = settings(true);
+	int fn = api_find("topsLaunchKernel");
+	struct collection c;
+	struct model m, after;
+	int ep;
+
+	(void)state;
+	if (!can_bpf)
+		skip();
+	s.stats_mode = true;
+	model_init(&m);
+	model_init(&after);
+	if (collection_open(&c, &s, &m, NULL, NULL)) {
+		collection_close(&c);
+		fail_msg("collection_open failed");
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(ep >= 0);
+	collection_watch(&c, ep, 7);
+	assert_int_equal(proctree_add(c.env.pt, getpid()), 0);
+	collection_begin(&c);
+	run_app(&c, ep, true);
+	collection_finish(&c);
+	/* no call streamed, nothing counted yet */
+	assert_int_equal(launches(&m), 0);
+	assert_int_equal(m.stats[fn].count, 0);
+	collection_report(&c);
+	/* the app launches three kernels */
+	assert_int_equal(m.stats[fn].count, 3);
+	/* cleared: a later report has none of them */
+	collection_clear(&c);
+	c.env.m = &after;
+	collection_report(&c);
+	assert_int_equal(after.stats[fn].count, 0);
+	close(ep);
+	collection_close(&c);
+	model_free(&after);
+	model_free(&m);
+}
+
+/* a failed open says why in one line; close releases what was opened (ASan: no leak) */
+static void test_failed_open(void **state)
+{
+	struct collect_settings s = settings(true);
+	struct discovery bad = found;
+	struct collection c;
+	struct model m;
+	char name[] = "/tmp/test_collection.XXXXXX", text[1024] = "";
+	int rc, saved, fd;
+	ssize_t n;
+
+	(void)state;
+	if (!can_bpf)
+		skip();
+	/* a file that has none of the runtime's functions */
+	snprintf(bad.libs[0].t.path, sizeof(bad.libs[0].t.path), "/bin/true");
+	s.found = &bad;
+	model_init(&m);
+	fd = mkstemp(name);
+	assert_true(fd >= 0);
+	unlink(name);
+	fflush(stderr);
+	saved = dup(2);
+	dup2(fd, 2);
+	rc = collection_open(&c, &s, &m, NULL, NULL);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(fd, text, sizeof(text) - 1, 0);
+	close(fd);
+	text[n > 0 ? n : 0] = '\0';
+	assert_int_equal(rc, 1);
+	assert_string_equal(text,
+			    "topsprof: error: /bin/true has none of the GCU runtime's functions\n");
+	/* the process collector got as far as opening, the API collector was being opened */
+	assert_true(c.open[0]);
+	assert_true(c.open[1]);
+	collection_close(&c);
+	for (unsigned i = 0; i < COLLECTORS_MAX; i++)
+		assert_false(c.open[i]);
+	assert_null(c.env.pt);
+	model_free(&m);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_open_close),
+		cmocka_unit_test(test_collects),
+		cmocka_unit_test(test_stats_clear),
+		cmocka_unit_test(test_failed_open),
+	};
+
+	return cmocka_run_group_tests_name("collection", tests, setup, teardown);
+}
