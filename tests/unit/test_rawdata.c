@@ -18,7 +18,12 @@
 #include "target/runtime/apitable.h"
 
 /* the record types of user/output/rawdata.c, as a file has them */
-enum { MAGIC = 1, EVENT = 3, END = 9, FN = 11 };
+enum {
+	MAGIC = 1,
+	EVENT = 3,
+	END = 9,
+	FN = 11
+};
 
 static char path[64];
 
