@@ -522,6 +522,34 @@ static void test_attach_mapped(void **state)
 	end_child(q.pid);
 }
 
+/* the runtime replaced on disk while the process runs: probed through the file it maps */
+static void test_attach_deleted(void **state)
+{
+	struct discover_req q = { .mode = DISCOVER_ATTACH, .need_runtime = true };
+	char dir[] = "/tmp/test_target.XXXXXX", copy[PATH_MAX], cmd[PATH_MAX * 2], want[64];
+	const char *names[1] = { "topsLaunchKernel" }, *got;
+	struct discovery d;
+	const char *out;
+	uint64_t off;
+
+	(void)state;
+	assert_non_null(mkdtemp(dir));
+	snprintf(copy, sizeof(copy), "%s/libtopsrt.so.1", dir);
+	snprintf(cmd, sizeof(cmd), "cp %s %s", sim("lib-cet/libtopsrt.so.1"), copy);
+	assert_int_equal(system(cmd), 0);
+	q.pid = child_mapping(copy);
+	assert_int_equal(unlink(copy), 0);
+	assert_int_equal(rmdir(dir), 0);
+	assert_int_equal(discover_quiet(&d, &q, &out), 0);
+	got = path_of(&d, "libtopsrt.so.1");
+	snprintf(want, sizeof(want), "/proc/%d/map_files/", (int)q.pid);
+	if (strncmp(got, want, strlen(want)) || strstr(got, "deleted"))
+		fail_msg("the deleted runtime as %s", got);
+	/* a file its symbols are read from, as the probes will be */
+	assert_int_equal(elf_func_offsets(got, names, 1, &off), 1);
+	end_child(q.pid);
+}
+
 /* program run with one argument, once its exec is done */
 static pid_t spawn(const char *program, const char *arg)
 {
@@ -651,6 +679,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_launch_missing_program, end_children),
 		cmocka_unit_test_teardown(test_runtime_lib, end_children),
 		cmocka_unit_test_teardown(test_attach_mapped, end_children),
+		cmocka_unit_test_teardown(test_attach_deleted, end_children),
 		cmocka_unit_test_teardown(test_attach_not_yet_mapped, end_children),
 		cmocka_unit_test_teardown(test_attach_missing, end_children),
 		cmocka_unit_test_teardown(test_attach_no_runtime, end_children),

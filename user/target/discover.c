@@ -32,9 +32,12 @@ static void find_from(struct findlib_ctx *ctx, const char *exe, struct discovery
 			d->libs[i].t = t[i];
 }
 
-/* the libraries a running process has mapped, seen through /proc/PID/root (containers) */
+/* the libraries a running process has mapped, seen through /proc/PID/root (containers); one
+ * replaced on disk since (an upgrade while it runs) through /proc/PID/map_files, the mapped file
+ * itself */
 static void mapped_libraries(pid_t pid, struct discovery *d)
 {
+	static const char deleted[] = " (deleted)";
 	char path[64], line[PATH_MAX + 256];
 	FILE *f;
 
@@ -42,13 +45,26 @@ static void mapped_libraries(pid_t pid, struct discovery *d)
 	f = fopen(path, "r");
 	while (f && fgets(line, sizeof(line), f)) {
 		char *file = strchr(line, '/');
+		size_t len;
+		bool gone;
 
 		if (!file)
 			continue;
 		file[strcspn(file, "\n")] = '\0';
+		len = strlen(file);
+		gone = len > sizeof(deleted) - 1 &&
+		       !strcmp(file + len - (sizeof(deleted) - 1), deleted);
+		if (gone)
+			file[len - (sizeof(deleted) - 1)] = '\0';
 		for (unsigned i = 0; i < d->n; i++) {
 			struct findlib_target *t = &d->libs[i].t;
-			if (!t->path[0] && findlib_matches(file, t->soname))
+
+			if (t->path[0] || !findlib_matches(file, t->soname))
+				continue;
+			if (gone) /* the range the line begins with names it there */
+				snprintf(t->path, sizeof(t->path), "/proc/%d/map_files/%.*s",
+					 (int)pid, (int)strcspn(line, " "), line);
+			else
 				snprintf(t->path, sizeof(t->path), "/proc/%d/root%s", (int)pid,
 					 file);
 		}
