@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -31,16 +33,6 @@
 
 static struct discovery found;
 static bool can_bpf;
-
-static const char *sim(const char *rel)
-{
-	static char buf[4][PATH_MAX];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", SIM_DIR, rel);
-	return buf[k];
-}
 
 /* what a run asking for the API calls only would want */
 static struct collect_settings settings(bool collecting)

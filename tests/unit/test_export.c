@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <cJSON.h>
 #include <dirent.h>
 #include <limits.h>
@@ -36,46 +38,6 @@ static const char *at(const char *name)
 
 	snprintf(p, sizeof(path[0]), "%s/%s", dir, name);
 	return p;
-}
-
-/* stderr into a file while the exporters speak: their error lines are part of what they
- * promise */
-static int saved_stderr = -1, captured_fd = -1;
-static char captured[8192];
-
-static void capture_start(void)
-{
-	char name[] = "/tmp/test_export.err.XXXXXX";
-
-	fflush(stderr);
-	captured_fd = mkstemp(name);
-	assert_true(captured_fd >= 0);
-	unlink(name);
-	saved_stderr = dup(2);
-	assert_true(saved_stderr >= 0);
-	assert_int_equal(dup2(captured_fd, 2), 2);
-}
-
-static const char *capture_end(void)
-{
-	ssize_t n;
-
-	fflush(stderr);
-	assert_int_equal(dup2(saved_stderr, 2), 2);
-	close(saved_stderr);
-	n = pread(captured_fd, captured, sizeof(captured) - 1, 0);
-	close(captured_fd);
-	captured[n > 0 ? n : 0] = '\0';
-	return captured;
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
 }
 
 /* a whole file, NUL-terminated, in a static buffer; NULL when it cannot be read */

@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -20,16 +22,6 @@
 #include "target/elfinfo.h"
 #include "target/findlib.h"
 #include "collect/tracer.h"
-
-static const char *sim(const char *rel)
-{
-	static char buf[4][4096];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", SIM_DIR, rel);
-	return buf[k];
-}
 
 static bool ends_with(const char *s, const char *suffix)
 {

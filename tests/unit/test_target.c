@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -26,16 +28,6 @@
 #include "target/discover.h"
 #include "target/elfinfo.h"
 #include "target/runtime/runtime.h"
-
-static const char *sim(const char *rel)
-{
-	static char buf[4][PATH_MAX];
-	static int k;
-
-	k = (k + 1) % 4;
-	snprintf(buf[k], sizeof(buf[k]), "%s/%s", SIM_DIR, rel);
-	return buf[k];
-}
 
 static bool starts_with(const char *s, const char *prefix)
 {
@@ -72,46 +64,6 @@ static const char *path_of(const struct discovery *d, const char *soname)
 
 	assert_non_null(f);
 	return f->t.path;
-}
-
-/* stderr into a file while discover() speaks: its error lines are part of what it promises */
-static int saved_stderr = -1, captured_fd = -1;
-static char captured[8192];
-
-static void capture_start(void)
-{
-	char name[] = "/tmp/test_target.XXXXXX";
-
-	fflush(stderr);
-	captured_fd = mkstemp(name);
-	assert_true(captured_fd >= 0);
-	unlink(name);
-	saved_stderr = dup(2);
-	assert_true(saved_stderr >= 0);
-	assert_int_equal(dup2(captured_fd, 2), 2);
-}
-
-/* what was written meanwhile */
-static const char *capture_end(void)
-{
-	ssize_t n;
-
-	fflush(stderr);
-	assert_int_equal(dup2(saved_stderr, 2), 2);
-	close(saved_stderr);
-	n = pread(captured_fd, captured, sizeof(captured) - 1, 0);
-	close(captured_fd);
-	captured[n > 0 ? n : 0] = '\0';
-	return captured;
-}
-
-static int lines(const char *s)
-{
-	int n = 0;
-
-	for (; *s; s++)
-		n += *s == '\n';
-	return n;
 }
 
 /* discover() under capture: returns its result, the text it printed in *out */
