@@ -737,6 +737,71 @@ static void test_summary_api_only(void **state)
 	doc_close(&d);
 }
 
+/* a long run's figures: 10^9 calls, 10^4 s and more in a row. The columns widen to the longest
+ * value plus a blank, as nvprof's do, so that none touches the next and a script that splits on
+ * blanks still reads every value */
+static void test_summary_huge(void **state)
+{
+	static const struct {
+		const char *fn;
+		struct api_stat st;
+		const char *cells[6];
+	} rows[] = {
+		{ "topsStreamSynchronize",
+		  { 12345678, 25000000000000ull, 1000, 9000000000000ull },
+		  { "71.43%", "25000.00s", "12345678", "2.03ms", "1.00us", "9000.00s" } },
+		{ "topsLaunchKernel",
+		  { 1000000000, 10000000000000ull, 1000, 5000 },
+		  { "28.57%", "10000.00s", "1000000000", "10.00us", "1.00us", "5.00us" } },
+		{ "topsMalloc",
+		  { 3, 30000, 10000, 10000 },
+		  { "0.00%", "30.00us", "3", "10.00us", "10.00us", "10.00us" } },
+	};
+	struct report_opts o = opts(true, false, false);
+	struct model m;
+	struct doc d;
+	struct cols c;
+	const char *l;
+
+	(void)state;
+	model_init(&m);
+	m.root_pid = PID;
+	for (size_t i = 0; i < N(rows); i++)
+		model_add_stat(&m, (uint32_t)api_find(rows[i].fn), &rows[i].st);
+	model_finish(&m, false, NULL);
+	doc_open(&d, capture(SUMMARY, &m, &o));
+	l = next_line(&d);
+	c = header_cols(l, summary_titles, N(summary_titles));
+	expect_line(&d, PFX " RUNTIME activities:");
+	for (size_t i = 0; i < N(rows); i++) {
+		struct got_row r;
+		char *tok[16], *save = NULL, line[256];
+		size_t n = 0;
+
+		/* every value under its title, one blank at least before it */
+		read_row(&d, &c, &r);
+		for (size_t k = 0; k < 6; k++)
+			assert_string_equal(r.cell[k], rows[i].cells[k]);
+		assert_string_equal(r.name, rows[i].fn);
+		/* and what a script splitting on blanks reads */
+		snprintf(line, sizeof(line), "%s", d.line[d.at - 1]);
+		for (char *t = strtok_r(line, " ", &save); t && n < N(tok);
+		     t = strtok_r(NULL, " ", &save))
+			tok[n++] = t;
+		assert_int_equal(n, 8);
+		assert_string_equal(tok[3], rows[i].cells[2]);
+		assert_string_equal(tok[7], rows[i].fn);
+	}
+	expect_line(&d, PFX "     Accumulate Time 35000.00s, Total Calls 1012345681");
+	expect_line(&d, PFX);
+	expect_line(&d, "");
+	expect_line(&d, PFX " TOPSTX activities:");
+	expect_line(&d, PFX "     does not contain topstx data.");
+	expect_line(&d, PFX);
+	doc_close(&d);
+	model_free(&m);
+}
+
 static void test_summary_gcu_only(void **state)
 {
 	const struct model *m = *state;
@@ -1083,6 +1148,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_summary_per_gcu, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_api_only, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_summary_gcu_only, setup, teardown),
+		cmocka_unit_test(test_summary_huge),
 		cmocka_unit_test_setup_teardown(test_gcu_trace, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_summary, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_csv_gcu_trace, setup, teardown),

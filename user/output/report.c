@@ -184,75 +184,97 @@ static void table_topstx(struct table *t, const struct model *m)
 
 /* --- text ------------------------------------------------------------------------------------- */
 
-static void header(FILE *out, uint32_t pid)
+/* The widths of the summary's columns after Time(%): the manual's (9, 7, 9, 9, 9), widened like
+ * nvprof's to the longest value plus a blank, so that no two columns ever touch, at any size;
+ * every section of a summary shares them, as it shares the header */
+struct cols {
+	int time, calls, avg, min, max;
+};
+
+static void widen(int *w, size_t len)
 {
-	fprintf(out, "==%u==%13s%9s%7s%9s%9s%9s  Name\n", pid, "Time(%)", "Time", "Calls", "Avg",
-		"Min", "Max");
+	if ((int)len + 1 > *w)
+		*w = (int)len + 1;
 }
 
-static void print_rows(FILE *out, uint32_t pid, const struct table *t)
+static void widen_to(struct cols *c, const struct table *t)
+{
+	char s[FMT_TIME_LEN];
+
+	for (size_t i = 0; i < t->n; i++) {
+		const struct row *r = &t->rows[i];
+
+		widen(&c->time, strlen(fmt_time(s, (double)r->total_ns)));
+		widen(&c->calls,
+		      (size_t)snprintf(s, sizeof(s), "%llu", (unsigned long long)r->count));
+		widen(&c->avg, strlen(fmt_time(s, (double)r->total_ns / (double)r->count)));
+		widen(&c->min, strlen(fmt_time(s, (double)r->min_ns)));
+		widen(&c->max, strlen(fmt_time(s, (double)r->max_ns)));
+	}
+}
+
+static void header(FILE *out, uint32_t pid, const struct cols *c)
+{
+	fprintf(out, "==%u==%13s%*s%*s%*s%*s%*s  Name\n", pid, "Time(%)", c->time, "Time", c->calls,
+		"Calls", c->avg, "Avg", c->min, "Min", c->max, "Max");
+}
+
+static void print_rows(FILE *out, uint32_t pid, const struct table *t, const struct cols *c)
 {
 	char s[4][FMT_TIME_LEN];
 
 	for (size_t i = 0; i < t->n; i++) {
 		const struct row *r = &t->rows[i];
 
-		fprintf(out, "==%u==%12.2f%%%9s%7llu%9s%9s%9s %s\n", pid,
+		fprintf(out, "==%u==%12.2f%%%*s%*llu%*s%*s%*s %s\n", pid,
 			t->total_ns ? 100.0 * (double)r->total_ns / (double)t->total_ns : 0.0,
-			fmt_time(s[0], (double)r->total_ns), (unsigned long long)r->count,
-			fmt_time(s[1], (double)r->total_ns / (double)r->count),
-			fmt_time(s[2], (double)r->min_ns), fmt_time(s[3], (double)r->max_ns),
-			r->name);
+			c->time, fmt_time(s[0], (double)r->total_ns), c->calls,
+			(unsigned long long)r->count, c->avg,
+			fmt_time(s[1], (double)r->total_ns / (double)r->count), c->min,
+			fmt_time(s[2], (double)r->min_ns), c->max,
+			fmt_time(s[3], (double)r->max_ns), r->name);
 	}
 	fprintf(out, "==%u==     Accumulate Time %s, Total Calls %llu\n", pid,
 		fmt_time(s[0], (double)t->total_ns), (unsigned long long)t->calls);
 }
 
-static void gcu_section(FILE *out, const struct model *m, uint32_t pid, int dev)
+static void gcu_section(FILE *out, const struct model *m, uint32_t pid, int dev,
+			const struct table *t, const struct cols *c)
 {
-	struct table t = { 0 };
 	char s[FMT_TIME_LEN];
 
 	if (dev < 0)
 		fprintf(out, "==%u== GCU activities:\n", pid);
 	else
 		fprintf(out, "==%u== GCU activities, device %d:\n", pid, dev);
-	table_gcu(&t, m, dev);
-	if (!t.n) {
+	if (!t->n) {
 		fprintf(out, "==%u==     does not contain gcu kernel data.\n", pid);
 	} else {
-		print_rows(out, pid, &t);
+		print_rows(out, pid, t, c);
 		fprintf(out, "==%u==     Total Time %s\n", pid,
 			fmt_time(s, (double)(m->span_end_ns - m->span_start_ns)));
 	}
 	fprintf(out, "==%u==\n\n", pid);
-	table_free(&t);
 }
 
-static void runtime_section(FILE *out, const struct model *m, uint32_t pid)
+static void runtime_section(FILE *out, uint32_t pid, const struct table *t, const struct cols *c)
 {
-	struct table t = { 0 };
-
 	fprintf(out, "==%u== RUNTIME activities:\n", pid);
-	table_runtime(&t, m);
-	if (!t.n)
+	if (!t->n)
 		fprintf(out, "==%u==     does not contain runtime api data.\n", pid);
 	else
-		print_rows(out, pid, &t);
+		print_rows(out, pid, t, c);
 	fprintf(out, "==%u==\n", pid);
-	table_free(&t);
 }
 
-static void topstx_section(FILE *out, const struct model *m, uint32_t pid)
+static void topstx_section(FILE *out, const struct model *m, uint32_t pid, const struct table *t,
+			   const struct cols *c)
 {
-	struct table t = { 0 };
-
 	fprintf(out, "\n==%u== TOPSTX activities:\n", pid);
-	table_topstx(&t, m);
-	if (!t.n && !m->nmarks)
+	if (!t->n && !m->nmarks)
 		fprintf(out, "==%u==     does not contain topstx data.\n", pid);
-	if (t.n)
-		print_rows(out, pid, &t);
+	if (t->n)
+		print_rows(out, pid, t, c);
 	for (size_t i = 0; i < m->nmarks; i++) {
 		char *label = range_label(m->marks[i].domain, m->marks[i].name, false);
 
@@ -264,7 +286,6 @@ static void topstx_section(FILE *out, const struct model *m, uint32_t pid)
 		fprintf(out, "==%u==     %llu ranges were still open when profiling ended\n", pid,
 			(unsigned long long)m->tx_open);
 	fprintf(out, "==%u==\n", pid);
-	table_free(&t);
 }
 
 #define CPU_TOP_FUNCTIONS 20
@@ -276,6 +297,7 @@ static void cpu_section(FILE *out, const struct model *m, uint32_t pid)
 	const struct cpu_profile *p = &m->cpu;
 	struct cpu_fn *fns = NULL;
 	char t[2][FMT_TIME_LEN];
+	int self_w = 9, total_w = 9;
 	size_t n = 0;
 
 	fprintf(out, "==%u== CPU activities:\n", pid);
@@ -291,13 +313,18 @@ static void cpu_section(FILE *out, const struct model *m, uint32_t pid)
 	}
 	fprintf(out, "==%u==     %llu samples at %u Hz\n", pid, (unsigned long long)p->samples,
 		p->hz);
-	fprintf(out, "==%u==%13s%9s%10s%9s  Function\n", pid, "Self(%)", "Self", "Total(%)",
-		"Total");
+	/* the time columns widened as the summary's are (hours of samples on many threads) */
+	for (size_t i = 0; i < n && i < CPU_TOP_FUNCTIONS; i++) {
+		widen(&self_w, strlen(fmt_time(t[0], (double)fns[i].self * 1e9 / p->hz)));
+		widen(&total_w, strlen(fmt_time(t[0], (double)fns[i].total * 1e9 / p->hz)));
+	}
+	fprintf(out, "==%u==%13s%*s%10s%*s  Function\n", pid, "Self(%)", self_w, "Self", "Total(%)",
+		total_w, "Total");
 	for (size_t i = 0; i < n && i < CPU_TOP_FUNCTIONS; i++)
-		fprintf(out, "==%u==%12.2f%%%9s%9.2f%%%9s %s\n", pid,
-			100.0 * (double)fns[i].self / (double)p->samples,
+		fprintf(out, "==%u==%12.2f%%%*s%9.2f%%%*s %s\n", pid,
+			100.0 * (double)fns[i].self / (double)p->samples, self_w,
 			fmt_time(t[0], (double)fns[i].self * 1e9 / p->hz),
-			100.0 * (double)fns[i].total / (double)p->samples,
+			100.0 * (double)fns[i].total / (double)p->samples, total_w,
 			fmt_time(t[1], (double)fns[i].total * 1e9 / p->hz), fns[i].name);
 	if (n > CPU_TOP_FUNCTIONS)
 		fprintf(out, "==%u==     (%zu more functions: --export-folded has every stack)\n",
@@ -420,6 +447,7 @@ static void kernel_frames(FILE *out, uint32_t pid, const char *frames)
 static void kernel_section(FILE *out, const struct model *m, uint32_t pid)
 {
 	const struct kernel_profile *p = &m->kernel;
+	struct cols c = { 9, 7, 9, 0, 9 };
 	char t[4][FMT_TIME_LEN];
 	uint64_t total = 0;
 
@@ -435,16 +463,30 @@ static void kernel_section(FILE *out, const struct model *m, uint32_t pid)
 	}
 	for (size_t i = 0; i < p->ne; i++)
 		total += p->e[i].total_ns;
-	fprintf(out, "==%u==%13s%9s%7s%9s%9s  Name\n", pid, "Time(%)", "Time", "Calls", "Avg",
-		"Max");
+	/* its columns widened as the summary's are */
 	for (size_t i = 0; i < p->ne && i < KERNEL_TOP_ENTRIES; i++) {
 		const struct kernel_entry *e = &p->e[i];
 
-		fprintf(out, "==%u==%12.2f%%%9s%7llu%9s%9s  %s%s\n", pid,
-			total ? 100.0 * (double)e->total_ns / (double)total : 0.0,
-			fmt_time(t[0], (double)e->total_ns), (unsigned long long)e->calls,
+		widen(&c.time, strlen(fmt_time(t[0], (double)e->total_ns)));
+		widen(&c.calls,
+		      (size_t)snprintf(t[0], sizeof(t[0]), "%llu", (unsigned long long)e->calls));
+		widen(&c.avg,
+		      strlen(fmt_time(t[0],
+				      e->calls ? (double)e->total_ns / (double)e->calls : 0)));
+		widen(&c.max, strlen(fmt_time(t[0], (double)e->max_ns)));
+	}
+	fprintf(out, "==%u==%13s%*s%*s%*s%*s  Name\n", pid, "Time(%)", c.time, "Time", c.calls,
+		"Calls", c.avg, "Avg", c.max, "Max");
+	for (size_t i = 0; i < p->ne && i < KERNEL_TOP_ENTRIES; i++) {
+		const struct kernel_entry *e = &p->e[i];
+
+		fprintf(out, "==%u==%12.2f%%%*s%*llu%*s%*s  %s%s\n", pid,
+			total ? 100.0 * (double)e->total_ns / (double)total : 0.0, c.time,
+			fmt_time(t[0], (double)e->total_ns), c.calls, (unsigned long long)e->calls,
+			c.avg,
 			fmt_time(t[1], e->calls ? (double)e->total_ns / (double)e->calls : 0),
-			fmt_time(t[2], (double)e->max_ns), e->name, e->driver ? " (driver)" : "");
+			c.max, fmt_time(t[2], (double)e->max_ns), e->name,
+			e->driver ? " (driver)" : "");
 	}
 	if (p->ne > KERNEL_TOP_ENTRIES)
 		fprintf(out, "==%u==     (%zu more entry points)\n", pid,
@@ -483,25 +525,40 @@ static bool any_device(const struct model *m)
 
 void report_summary(FILE *out, const struct model *m, const struct report_opts *o)
 {
+	/* the tables first: the header's widths are theirs */
+	struct table gcu[GCU_RO_MAX_DEVICES + 1] = { 0 }, rt = { 0 }, tx = { 0 };
+	struct cols c = { 9, 7, 9, 9, 9 };
+	bool per_gcu = o->per_gcu && any_device(m), gcu_only = o->gcu_only && !o->api_only;
 	uint32_t pid = o->pid;
 
-	header(out, pid);
-	if (!o->api_only) {
-		if (o->per_gcu && any_device(m)) {
-			for (int d = 0; d < GCU_RO_MAX_DEVICES; d++)
-				if (m->dev[d].present)
-					gcu_section(out, m, pid, d);
-		} else {
-			gcu_section(out, m, pid, -1);
+	for (int d = -1; d < GCU_RO_MAX_DEVICES && !o->api_only; d++)
+		if (per_gcu ? d >= 0 && m->dev[d].present : d < 0) {
+			table_gcu(&gcu[d + 1], m, d);
+			widen_to(&c, &gcu[d + 1]);
 		}
-		if (o->gcu_only)
-			return;
+	if (!gcu_only) {
+		table_runtime(&rt, m);
+		table_topstx(&tx, m);
+		widen_to(&c, &rt);
+		widen_to(&c, &tx);
+	}
+	header(out, pid, &c);
+	for (int d = -1; d < GCU_RO_MAX_DEVICES && !o->api_only; d++)
+		if (per_gcu ? d >= 0 && m->dev[d].present : d < 0)
+			gcu_section(out, m, pid, d, &gcu[d + 1], &c);
+	if (!o->api_only && !gcu_only) {
 		cpu_section(out, m, pid);
 		util_section(out, m, pid);
 		kernel_section(out, m, pid);
 	}
-	runtime_section(out, m, pid);
-	topstx_section(out, m, pid);
+	if (!gcu_only) {
+		runtime_section(out, pid, &rt, &c);
+		topstx_section(out, m, pid, &tx, &c);
+	}
+	for (int d = 0; d <= GCU_RO_MAX_DEVICES; d++)
+		table_free(&gcu[d]);
+	table_free(&rt);
+	table_free(&tx);
 }
 
 static const struct model *sort_model;
