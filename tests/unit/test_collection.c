@@ -11,6 +11,8 @@
 
 #include <cmocka.h>
 
+#include <bpf/btf.h>
+
 #include "helpers.h"
 
 #include <errno.h>
@@ -27,6 +29,7 @@
 
 #include "collect/collection.h"
 #include "collect/proctree.h"
+#include "collect/umulti.h"
 #include "lib/log.h"
 #include "model/domain.h"
 #include "sim_env.h"
@@ -337,13 +340,30 @@ static void test_failed_open(void **state)
 	model_free(&m);
 }
 
+/* the kernel path: uprobe_multi links exactly when the kernel's BTF has their type (the scan of
+ * the raw file agrees with libbpf's parse) */
+static void test_umulti_detection(void **state)
+{
+	struct btf *vmlinux;
+	bool want;
+
+	(void)state;
+	if (getenv("TOPSPROF_NO_UPROBE_MULTI"))
+		skip();
+	vmlinux = btf__load_vmlinux_btf();
+	if (!vmlinux)
+		skip();
+	want = btf__find_by_name_kind(vmlinux, "bpf_uprobe_multi_link", BTF_KIND_STRUCT) > 0;
+	btf__free(vmlinux);
+	assert_int_equal(umulti_supported(), want);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_open_close),
-		cmocka_unit_test(test_collects),
-		cmocka_unit_test(test_stats_clear),
-		cmocka_unit_test(test_failed_open),
+		cmocka_unit_test(test_open_close),	 cmocka_unit_test(test_collects),
+		cmocka_unit_test(test_stats_clear),	 cmocka_unit_test(test_failed_open),
+		cmocka_unit_test(test_umulti_detection),
 	};
 
 	return cmocka_run_group_tests_name("collection", tests, setup, teardown);

@@ -406,6 +406,7 @@ static int setup(struct run *r)
 
 int cmd_profile(const struct cli *cli)
 {
+	uint64_t t0 = mono_ns(), t1;
 	struct run r;
 	sigset_t wait_mask;
 	int rc;
@@ -422,6 +423,8 @@ int cmd_profile(const struct cli *cli)
 		rc = release_app(&r, &wait_mask);
 	if (rc)
 		goto out;
+	pr_debug("start-up: %.1f ms from topsprof's start to the application's release",
+		 (double)(mono_ns() - t0) / 1e6);
 	collect(&r, &wait_mask);
 	/* With --duration the application may still run: a signal topsprof is sent is still its,
 	 * noted as it comes (its time tells whether the application got it too), and the report's
@@ -440,7 +443,9 @@ out:
 	set_signals(false, 0);
 	session_close(r.session);
 	raw_abort(r.raw);
+	t1 = mono_ns();
 	collection_close(&r.col);
+	pr_debug("detach: %.1f ms to release every probe", (double)(mono_ns() - t1) / 1e6);
 	model_free(&r.m);
 	exports_close(&r.exports);
 	outtarget_close(&r.raw_out);

@@ -4,7 +4,9 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 int percpu_u64_sum(int map_fd, uint32_t key, uint64_t *sum)
 {
@@ -52,4 +54,48 @@ int bpf_map_clear(int map_fd, size_t key_size)
 			break;
 	free(key);
 	return 0;
+}
+
+struct release {
+	struct bpf_link **links;
+	const int *fds;
+	size_t nlinks, nfds, next;
+};
+
+static void *release_some(void *p)
+{
+	struct release *r = p;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED)) < r->nlinks + r->nfds) {
+		if (i < r->nlinks)
+			bpf_link__destroy(r->links[i]);
+		else
+			close(r->fds[i - r->nlinks]);
+	}
+	return NULL;
+}
+
+/* more would not help: the kernel serializes much of a single uprobe's release */
+#define RELEASE_THREADS 32
+
+void bpf_release_links(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds)
+{
+	struct release r = { links, fds, nlinks, nfds, 0 };
+	size_t want = nlinks + nfds, n = 0;
+	pthread_t th[RELEASE_THREADS];
+	pthread_attr_t attr;
+
+	if (want > RELEASE_THREADS + 1)
+		want = RELEASE_THREADS + 1;
+	/* they only wait in close(): a small stack each */
+	if (want > 1 && !pthread_attr_init(&attr)) {
+		pthread_attr_setstacksize(&attr, 64 * 1024);
+		while (n + 1 < want && !pthread_create(&th[n], &attr, release_some, &r))
+			n++;
+		pthread_attr_destroy(&attr);
+	}
+	release_some(&r); /* this thread too; all of them when no thread could start */
+	while (n)
+		pthread_join(th[--n], NULL);
 }

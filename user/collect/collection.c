@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/collection.h"
 #include "lib/log.h"
+#include "lib/monotime.h"
 
 #include <string.h>
 #include <sys/epoll.h>
@@ -30,13 +31,17 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 				       .tap_ctx = tap_ctx,
 				       .pid_map_fd = -1 };
 	for (size_t i = 0; i < NCOLLECTORS; i++) {
+		uint64_t t0;
+
 		if (!collectors[i]->wanted(s))
 			continue;
+		t0 = mono_ns();
 		c->st[i].env = &c->env;
 		c->open[i] = true; /* closed by collection_close, even half-opened */
 		if (collectors[i]->open(&c->st[i]))
 			return 1;
-		pr_debug("collecting %s", collectors[i]->name);
+		pr_debug("collecting %s (opened in %.1f ms)", collectors[i]->name,
+			 (double)(mono_ns() - t0) / 1e6);
 	}
 	return 0;
 }

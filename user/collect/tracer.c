@@ -140,10 +140,7 @@ void tracer_close(struct tracer *t)
 {
 	if (!t)
 		return;
-	for (size_t i = 0; i < t->nlinks; i++)
-		bpf_link__destroy(t->links[i]);
-	for (int i = 0; i < t->nlink_fds; i++)
-		close(t->link_fds[i]);
+	bpf_release_links(t->links, t->nlinks, t->link_fds, (size_t)t->nlink_fds);
 	bpf_link__destroy(t->exit_link);
 	free(t->links);
 	api_bpf__destroy(t->skel);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/umulti.h"
 
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/bpf.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,19 +27,45 @@ struct link_create_uprobe_multi {
 
 #define UPROBE_MULTI_RETURN 1 /* BPF_F_UPROBE_MULTI_RETURN */
 
+/* whether the kernel's BTF names the uprobe_multi link (Linux 6.6+, or a backport): its type
+ * names are NUL-terminated strings, so a scan of the raw file tells, in a few ms where parsing it
+ * took 15 */
+static bool kernel_btf_names(const char *name)
+{
+	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
+	size_t nlen = strlen(name) + 2, have = 0;
+	char buf[65536], key[128];
+	bool found = false;
+	ssize_t n;
+
+	if (fd < 0 || nlen > sizeof(key)) {
+		if (fd >= 0)
+			close(fd);
+		return false;
+	}
+	key[0] = '\0';
+	memcpy(key + 1, name, nlen - 1); /* "\0name\0" */
+	while (!found && (n = read(fd, buf + have, sizeof(buf) - have)) > 0) {
+		have += (size_t)n;
+		found = memmem(buf, have, key, nlen) != NULL;
+		/* keep the tail a name could straddle */
+		if (have > nlen) {
+			memmove(buf, buf + have - (nlen - 1), nlen - 1);
+			have = nlen - 1;
+		}
+	}
+	close(fd);
+	return found;
+}
+
 bool umulti_supported(void)
 {
 	static int known = -1;
 
 	if (known < 0 && getenv("TOPSPROF_NO_UPROBE_MULTI")) /* to test the other path here */
 		known = 0;
-	if (known < 0) {
-		struct btf *vmlinux = btf__load_vmlinux_btf();
-
-		known = vmlinux && btf__find_by_name_kind(vmlinux, "bpf_uprobe_multi_link",
-							  BTF_KIND_STRUCT) > 0;
-		btf__free(vmlinux);
-	}
+	if (known < 0)
+		known = kernel_btf_names("bpf_uprobe_multi_link");
 	return known;
 }
 
