@@ -201,6 +201,24 @@ static size_t launches(const struct model *m)
 }
 
 /* calls of a followed process come in while collecting, and only then */
+/* a collection of s into m, following this process (so its children: the apps it runs), its
+ * descriptors in a new epoll set, begun as a run begins; the epoll set */
+static int follow_self(struct collection *c, const struct collect_settings *s, struct model *m)
+{
+	int ep;
+
+	if (collection_open(c, s, m, NULL, NULL)) {
+		collection_close(c);
+		fail_msg("collection_open failed");
+	}
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	assert_true(ep >= 0);
+	collection_watch(c, ep, 7);
+	assert_int_equal(proctree_add(c->env.pt, getpid()), 0);
+	collection_begin(c);
+	return ep;
+}
+
 static void test_collects(void **state)
 {
 	struct collect_settings s = settings(false);
@@ -214,17 +232,8 @@ static void test_collects(void **state)
 	if (!can_bpf)
 		skip();
 	model_init(&m);
-	if (collection_open(&c, &s, &m, NULL, NULL)) {
-		collection_close(&c);
-		fail_msg("collection_open failed");
-	}
+	ep = follow_self(&c, &s, &m);
 	assert_false(c.env.collecting);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	assert_true(ep >= 0);
-	collection_watch(&c, ep, 7);
-	/* its children are followed */
-	assert_int_equal(proctree_add(c.env.pt, getpid()), 0);
-	collection_begin(&c);
 
 	run_app(&c, ep, true);
 	collection_finish(&c);
@@ -268,15 +277,7 @@ static void test_stats_clear(void **state)
 	s.stats_mode = true;
 	model_init(&m);
 	model_init(&after);
-	if (collection_open(&c, &s, &m, NULL, NULL)) {
-		collection_close(&c);
-		fail_msg("collection_open failed");
-	}
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	assert_true(ep >= 0);
-	collection_watch(&c, ep, 7);
-	assert_int_equal(proctree_add(c.env.pt, getpid()), 0);
-	collection_begin(&c);
+	ep = follow_self(&c, &s, &m);
 	run_app(&c, ep, true);
 	collection_finish(&c);
 	/* no call streamed, nothing counted yet */
@@ -303,9 +304,8 @@ static void test_failed_open(void **state)
 	struct discovery bad = found;
 	struct collection c;
 	struct model m;
-	char name[] = "/tmp/test_collection.XXXXXX", text[1024] = "";
-	int rc, saved, fd;
-	ssize_t n;
+	const char *text;
+	int rc;
 
 	(void)state;
 	if (!can_bpf)
@@ -314,19 +314,9 @@ static void test_failed_open(void **state)
 	snprintf(bad.libs[0].t.path, sizeof(bad.libs[0].t.path), "/bin/true");
 	s.found = &bad;
 	model_init(&m);
-	fd = mkstemp(name);
-	assert_true(fd >= 0);
-	unlink(name);
-	fflush(stderr);
-	saved = dup(2);
-	dup2(fd, 2);
+	capture_start();
 	rc = collection_open(&c, &s, &m, NULL, NULL);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	n = pread(fd, text, sizeof(text) - 1, 0);
-	close(fd);
-	text[n > 0 ? n : 0] = '\0';
+	text = capture_end();
 	assert_int_equal(rc, 1);
 	assert_string_equal(text,
 			    "topsprof: error: /bin/true has none of the GCU runtime's functions\n");
