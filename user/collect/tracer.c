@@ -179,7 +179,14 @@ static int add_link(struct tracer *t, struct bpf_link *l)
 	return 0;
 }
 
-/* one uprobe and one uretprobe per function */
+/*
+ * Each function's return probe goes in before its entry probe. A thread of a running process
+ * (--attach-pid) that enters a function between the two would otherwise count a depth that no
+ * return ever takes back, and every later call of that thread would look nested in it and be
+ * dropped. A return whose entry was not seen is ignored (api_return: depth 0).
+ */
+
+/* one uretprobe and one uprobe per function */
 static int attach_single(struct tracer *t, const char *path, const uint64_t *offs,
 			 const uint64_t *cookies, int n)
 {
@@ -188,7 +195,7 @@ static int attach_single(struct tracer *t, const char *path, const uint64_t *off
 		struct bpf_program *progs[2] = { t->skel->progs.api_entry,
 						 t->skel->progs.api_return };
 
-		for (int r = 0; r < 2; r++) {
+		for (int r = 1; r >= 0; r--) {
 			struct bpf_link *l;
 			int err;
 
@@ -203,14 +210,14 @@ static int attach_single(struct tracer *t, const char *path, const uint64_t *off
 	return 0;
 }
 
-/* all functions of the file in one uprobe_multi link, and one for the returns */
+/* all functions' returns of the file in one uprobe_multi link, then their entries in one */
 static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs,
 			const uint64_t *cookies, int n)
 {
 	const struct bpf_program *progs[2] = { t->skel->progs.api_entry,
 					       t->skel->progs.api_return };
 
-	for (int r = 0; r < 2; r++) {
+	for (int r = 1; r >= 0; r--) {
 		int fd;
 
 		if (t->nlink_fds == (int)(sizeof(t->link_fds) / sizeof(t->link_fds[0])))
