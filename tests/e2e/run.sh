@@ -3,7 +3,7 @@
 # End-to-end suite: runs every tests/e2e/test_*.sh (or those named) against the built topsprof.
 # A test passes with exit 0, skips with exit 77 (it must say why), fails otherwise.
 # Ends with the line 'N passed, N failed, N skipped'. With LOG_DIR set, a failing test's log is
-# kept there as NAME.log.
+# kept there as NAME.log. A test that runs past E2E_TIMEOUT seconds (600) is stopped and fails.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 export TOPSPROF=${TOPSPROF:-$here/../../build/topsprof}
@@ -18,8 +18,9 @@ for t in "${tests[@]}"; do
 	name=$(basename "$t" .sh)
 	log=$(mktemp)
 	start=$EPOCHREALTIME
-	bash "$t" >"$log" 2>&1
+	timeout -k 10 "${E2E_TIMEOUT:-600}" bash "$t" >"$log" 2>&1
 	rc=$?
+	[ $rc = 124 ] || [ $rc = 137 ] && echo "timed out after ${E2E_TIMEOUT:-600} s" >>"$log"
 	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 	case $rc in
 	0) pass=$((pass + 1)); echo "PASS $name (${secs}s)" ;;

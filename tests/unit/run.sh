@@ -3,7 +3,8 @@
 # Unit suite: runs every cmocka binary given, each to the end even when one fails. A test fails
 # when it exits non-zero, and also when it passes but lets libbpf speak to the user: libbpf's
 # messages (and its hints, such as "try raising 'ulimit -l'") belong under --debug only.
-# LOG_DIR keeps the output of each failing binary, named. Ends with 'unit: N passed, N failed'.
+# A binary that runs past UNIT_TIMEOUT seconds (300) is stopped and fails. LOG_DIR keeps the
+# output of each failing binary, named. Ends with 'unit: N passed, N failed'.
 set -u
 logs=${LOG_DIR:-}
 [ -n "$logs" ] && mkdir -p "$logs"
@@ -12,8 +13,9 @@ for t in "$@"; do
 	name=$(basename "$t")
 	log=$(mktemp)
 	echo "== $t"
-	"$t" >"$log" 2>&1
+	timeout -k 10 "${UNIT_TIMEOUT:-300}" "$t" >"$log" 2>&1
 	rc=$?
+	[ $rc = 124 ] || [ $rc = 137 ] && echo "timed out after ${UNIT_TIMEOUT:-300} s" >>"$log"
 	cat "$log"
 	why=
 	[ $rc -ne 0 ] && why="exit $rc"
