@@ -4,8 +4,11 @@
  * what to capture. Calls the application makes (not those the runtime makes from inside another
  * call) either stream to topsprof through api_events, or, in statistics mode, are aggregated in
  * api_stats right here. */
+/* Nothing here reads a kernel structure whose layout varies: only the registers, whose layout is
+ * the architecture's ABI. Without CO-RE relocations and BTF-typed programs, libbpf need not load
+ * and parse the kernel's BTF for this object (tens of ms of every start-up). */
+#define BPF_NO_PRESERVE_ACCESS_INDEX
 #include "vmlinux.h"
-#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
@@ -467,12 +470,13 @@ int BPF_KRETPROBE(api_return)
 }
 
 /* a thread that ends inside a traced call never returns from it: forget its calls, so that the
- * next thread given its id starts afresh */
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(api_thread_exit, struct task_struct *task)
+ * next thread given its id starts afresh (the tracepoint runs in the exiting thread) */
+SEC("raw_tp/sched_process_exit")
+int api_thread_exit(void *ctx)
 {
-	__u32 tid = BPF_CORE_READ(task, pid);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 
+	(void)ctx;
 	bpf_map_delete_elem(&inflight, &tid);
 	return 0;
 }
