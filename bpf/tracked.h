@@ -10,9 +10,9 @@ const volatile bool filter_pids = true;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384); /* topsprof may resize before load */
-	__type(key, __u32);	    /* tgid */
-	__type(value, __u32);	    /* tgid of the process it descends from (the root: itself) */
+	__uint(max_entries, TRACKED_PIDS_MAX);
+	__type(key, __u32);   /* tgid */
+	__type(value, __u32); /* tgid of the process it descends from (the root: itself) */
 } tracked_pids SEC(".maps");
 
 static __always_inline bool is_tracked(__u32 tgid)

@@ -50,8 +50,9 @@ struct tp_proc_event {
 
 #define API_REG_ARGS	  6
 #define API_STACK_ARGS	  4
-#define API_ATTR_SIZE	  40 /* sizeof(topstxEventAttributes_t) */
-#define API_MAX_DEPTH	  4  /* API calls made from inside API calls, per thread */
+#define API_ATTR_SIZE	  40	/* sizeof(topstxEventAttributes_t) */
+#define TRACKED_PIDS_MAX  16384 /* processes followed at once: tracked_pids' size */
+#define API_MAX_DEPTH	  4	/* API calls made from inside API calls, per thread */
 
 /* topstxEventAttributes_t, as the BPF side reads it */
 #define ATTR_OFF_MESSAGE      16

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/collection.h"
+#include "collect/proctree.h"
 #include "lib/log.h"
 #include "lib/monotime.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <unistd.h>
 
 /* the order they open and are polled in; a new collector is a row here */
 static const struct collector *const collectors[] = {
@@ -20,30 +24,68 @@ _Static_assert(NCOLLECTORS <= COLLECTORS_MAX, "COLLECTORS_MAX is too small");
 		if ((c)->open[i] && collectors[i]->op) \
 	collectors[i]->op(&(c)->st[i], ##__VA_ARGS__)
 
+struct opener {
+	pthread_t th;
+	bool started;
+	const struct collector *col;
+	struct collector_state *st;
+	int err;
+};
+
+static void *open_one(void *arg)
+{
+	struct opener *o = arg;
+	uint64_t t0 = mono_ns();
+
+	o->err = o->col->open(o->st);
+	if (!o->err)
+		pr_debug("collecting %s (opened in %.1f ms)", o->col->name,
+			 (double)(mono_ns() - t0) / 1e6);
+	return NULL;
+}
+
+/*
+ * The collectors open at once, each on a thread: most of a start-up is libbpf loading the kernel's
+ * BTF for an object and the verifier checking its programs, and the objects do not wait for each
+ * other. The one thing they share, the map of the processes followed, is made first.
+ */
 int collection_open(struct collection *c, const struct collect_settings *s, struct model *m,
 		    void (*tap)(void *ctx, const void *event, size_t size), void *tap_ctx)
 {
+	struct opener op[NCOLLECTORS] = { { 0 } };
+	int err = 0;
+
 	memset(c, 0, sizeof(*c));
 	c->env = (struct collect_env){ .set = s,
 				       .m = m,
 				       .collecting = s->collecting,
 				       .tap = tap,
 				       .tap_ctx = tap_ctx,
-				       .pid_map_fd = -1 };
+				       .pid_map_fd = proctree_map_new() };
+	if (c->env.pid_map_fd < 0) {
+		pr_error("creating the map of the processes followed: %s%s",
+			 strerror(-c->env.pid_map_fd),
+			 c->env.pid_map_fd == -EPERM
+				 ? " (run as root, or with CAP_BPF and CAP_PERFMON)"
+				 : "");
+		return 1;
+	}
 	for (size_t i = 0; i < NCOLLECTORS; i++) {
-		uint64_t t0;
-
 		if (!collectors[i]->wanted(s))
 			continue;
-		t0 = mono_ns();
 		c->st[i].env = &c->env;
 		c->open[i] = true; /* closed by collection_close, even half-opened */
-		if (collectors[i]->open(&c->st[i]))
-			return 1;
-		pr_debug("collecting %s (opened in %.1f ms)", collectors[i]->name,
-			 (double)(mono_ns() - t0) / 1e6);
+		op[i] = (struct opener){ .col = collectors[i], .st = &c->st[i] };
+		op[i].started = !pthread_create(&op[i].th, NULL, open_one, &op[i]);
+		if (!op[i].started)
+			open_one(&op[i]);
 	}
-	return 0;
+	for (size_t i = 0; i < NCOLLECTORS; i++) {
+		if (op[i].started)
+			pthread_join(op[i].th, NULL);
+		err |= op[i].err;
+	}
+	return err ? 1 : 0;
 }
 
 void collection_begin(struct collection *c)
@@ -89,7 +131,7 @@ void collection_report(struct collection *c)
 	FOR_EACH_OPEN(c, report);
 }
 
-/* in the reverse order of opening: the process collector's map goes last */
+/* in the reverse order of the table: the process collector goes last, then the map */
 void collection_close(struct collection *c)
 {
 	for (size_t i = NCOLLECTORS; i-- > 0;)
@@ -97,4 +139,7 @@ void collection_close(struct collection *c)
 			collectors[i]->close(&c->st[i]);
 			c->open[i] = false;
 		}
+	if (c->env.pid_map_fd > 0)
+		close(c->env.pid_map_fd);
+	c->env.pid_map_fd = -1;
 }

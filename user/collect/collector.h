@@ -62,7 +62,8 @@ struct collect_env {
 	/* every event as it comes, for --export-rawdata; NULL: none */
 	void (*tap)(void *ctx, const void *event, size_t size);
 	void *tap_ctx;
-	/* the processes followed: the process collector opens first and sets them */
+	/* the processes followed: their map, made before the collectors open, and the process
+	 * collector's handle (set when it has opened) */
 	struct proctree *pt;
 	int pid_map_fd;
 };

@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,9 +85,10 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 		goto fail;
 	}
 	pt->skel->rodata->filter_pids = !opts->system_wide;
-	if (opts->max_pids)
-		bpf_map__set_max_entries(pt->skel->maps.tracked_pids, opts->max_pids);
-	err = proc_bpf__load(pt->skel);
+	err = opts->pid_map_fd ? bpf_map__reuse_fd(pt->skel->maps.tracked_pids, opts->pid_map_fd)
+			       : 0;
+	if (!err)
+		err = proc_bpf__load(pt->skel);
 	if (err) {
 		pr_error("loading the process tracker BPF programs: %s%s", strerror(-err),
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
@@ -152,6 +154,21 @@ int proctree_map_fd(const struct proctree *pt)
 	return bpf_map__fd(pt->skel->maps.tracked_pids);
 }
 
+int proctree_map_new(void)
+{
+	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "tracked_pids", sizeof(__u32), sizeof(__u32),
+				TRACKED_PIDS_MAX, NULL),
+	    high;
+
+	if (fd < 0)
+		return -errno;
+	if (fd > 2)
+		return fd;
+	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	close(fd);
+	return high < 0 ? -errno : high;
+}
+
 void proctree_watch_signals(struct proctree *pt, pid_t app)
 {
 	pt->skel->bss->app_tgid = (__u32)app;
@@ -199,14 +216,14 @@ static int proc_open(struct collector_state *st)
 {
 	struct proctree_opts po = { .on_event = on_proc_event,
 				    .ctx = st,
-				    .system_wide = st->env->set->system_wide };
+				    .system_wide = st->env->set->system_wide,
+				    .pid_map_fd = st->env->pid_map_fd };
 	struct proctree *pt;
 
 	if (proctree_open(&pt, &po))
 		return 1;
 	st->h = pt;
 	st->env->pt = pt;
-	st->env->pid_map_fd = proctree_map_fd(pt);
 	return 0;
 }
 
@@ -232,10 +249,8 @@ static void proc_report(struct collector_state *st)
 
 static void proc_close(struct collector_state *st)
 {
-	if (st->h && st->env->pt == st->h) {
+	if (st->h && st->env->pt == st->h)
 		st->env->pt = NULL;
-		st->env->pid_map_fd = -1;
-	}
 	proctree_close(st->h);
 }
 

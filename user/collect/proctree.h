@@ -15,8 +15,8 @@ struct proctree;
 typedef void (*proctree_event_fn)(void *ctx, const struct tp_proc_event *e);
 
 struct proctree_opts {
-	bool system_wide;  /* every process counts as tracked */
-	uint32_t max_pids; /* 0: the default (16384) */
+	bool system_wide; /* every process counts as tracked */
+	int pid_map_fd;	  /* the followed processes' map from proctree_map_new; 0: its own */
 	proctree_event_fn on_event;
 	void *ctx;
 };
@@ -37,6 +37,10 @@ int proctree_poll(struct proctree *pt, int timeout_ms);
 
 /* the tracked_pids map, for other BPF programs to share */
 int proctree_map_fd(const struct proctree *pt);
+
+/* a new, empty tracked_pids map (an fd above 2), or -errno: made before any BPF object is
+ * loaded, every collector's object can be loaded with it at once */
+int proctree_map_new(void);
 
 /* signals generated for app (the launched application) are noted from now on; whether signal
  * sig reached it at or after since_ns (CLOCK_MONOTONIC) from a sender other than exclude, and

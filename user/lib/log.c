@@ -61,14 +61,20 @@ static void write_printable(FILE *f, const char *buf, size_t len)
 	fwrite(buf + from, 1, len - from, f);
 }
 
+/* whole, even from several threads at once (the collectors open on threads) */
 void out_write(FILE *stream, bool quiet, const char *buf, size_t len)
 {
 	if (!quiet) {
+		flockfile(stream);
 		write_printable(stream, buf, len);
 		fflush(stream);
+		funlockfile(stream);
 	}
-	if (tee_open)
+	if (tee_open) {
+		flockfile(tee.f);
 		write_printable(tee.f, buf, len);
+		funlockfile(tee.f);
+	}
 }
 
 static void out_vprint_q(FILE *stream, bool quiet, const char *fmt, va_list ap)
