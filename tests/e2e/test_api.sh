@@ -133,6 +133,24 @@ expect_rc 0
 expect_err "probed (one uprobe each)"
 expect_total 26
 expect_calls topsStreamSynchronize 5
+# their slow release (the kernel serializes it) is left to a child that outlives topsprof: it
+# holds none of the run's files, pipes or terminal (so $(...) above did not wait for it), only
+# BPF objects and perf events, and it does release them
+releaser=$(sed -n 's/.*released by process \([0-9]*\), in the background.*/\1/p' <<<"$err")
+[ -n "$releaser" ] || die "the single uprobes not released in the background: $err"
+if fds=$(ls -l /proc/"$releaser"/fd 2>/dev/null | awk 'NR > 1 { print $NF }'); then
+	[ "$(cat /proc/"$releaser"/comm 2>/dev/null)" = topsprof-detach ] ||
+		[ ! -e /proc/"$releaser" ] || die "process $releaser is not the releaser"
+	others=$(grep -vE '^anon_inode:(bpf|btf|\[perf_event\])' <<<"$fds" | grep -vx /dev/null)
+	[ -z "$others" ] || die "the releaser holds more than BPF objects: $others"
+else
+	echo "the releaser had ended before it could be looked at"
+fi
+for _ in $(seq 600); do
+	kill -0 "$releaser" 2>/dev/null || break
+	sleep 0.1
+done
+kill -0 "$releaser" 2>/dev/null && die "the releaser still runs after 60 s"
 
 # --- the runtime built with -fcf-protection: probes go after endbr64 ---------------------------
 LD_LIBRARY_PATH=$OUTPUT/sim/lib-cet run "$TOPSPROF" --debug --print-api-summary \

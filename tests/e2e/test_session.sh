@@ -278,12 +278,14 @@ grep -q "Total Calls 33$" "$TMP/sw.out" || die "system-wide: 26 + 7 calls: $(cat
 # entry probe and its return probe would leave the thread's depth counted up for good, and every
 # later call of that thread would be taken for a nested one and not reported: the return probes go
 # in first. Both kernel paths: uprobe_multi links where the kernel has them, one uprobe each.
-for multi in 1 0; do
+for path in multi single; do
 	"$BIN/stress" -n 10000000 -t 4 -s 1 -e 16 >/dev/null 2>&1 &
 	app=$!
 	sleep 0.3
 	rm -f "$TMP/busy.json"
-	run env TOPSPROF_NO_UPROBE_MULTI=$((1 - multi)) "$TOPSPROF" --system-wide \
+	nomulti=()
+	[ $path = single ] && nomulti=(TOPSPROF_NO_UPROBE_MULTI=1)
+	run env "${nomulti[@]}" "$TOPSPROF" --system-wide \
 		--runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" --duration 0.5 \
 		--export-chrome-trace "$TMP/busy.json"
 	kill $app
@@ -294,7 +296,7 @@ import json, sys
 ev = json.load(open(sys.argv[1]))["traceEvents"]
 print(len({e["tid"] for e in ev if e.get("name") == "topsLaunchKernel" and e.get("pid") == int(sys.argv[2])}))
 ' "$TMP/busy.json" $app)
-	[ "$threads" = 4 ] || die "system-wide over a busy app (uprobe_multi=$multi): $threads of 4 threads traced"
+	[ "$threads" = 4 ] || die "system-wide over a busy app ($path uprobes): $threads of 4 threads traced"
 done
 
 # --- Ctrl-C: the app gets it, the report comes, no BPF program stays loaded ------------------------------

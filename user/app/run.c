@@ -8,6 +8,7 @@
 #include "app/present.h"
 #include "app/session.h"
 #include "app/signals.h"
+#include "collect/bpfmaps.h"
 #include "collect/collection.h"
 #include "lib/log.h"
 #include "lib/monotime.h"
@@ -444,8 +445,15 @@ out:
 	session_close(r.session);
 	raw_abort(r.raw);
 	t1 = mono_ns();
+	/* the programs idle at once; the single uprobes' slow release is left to a child */
+	collection_set_collecting(&r.col, false);
+	bpf_release_in_background();
 	collection_close(&r.col);
 	pr_debug("detach: %.1f ms to release every probe", (double)(mono_ns() - t1) / 1e6);
+	if (bpf_release_background_pid())
+		pr_debug("detach: the single uprobes are released by process %d, in the background "
+			 "(this kernel has no uprobe_multi links; it takes about 0.1 s each here)",
+			 bpf_release_background_pid());
 	model_free(&r.m);
 	exports_close(&r.exports);
 	outtarget_close(&r.raw_out);

@@ -21,4 +21,14 @@ struct bpf_link;
  * kernel mostly serializes (56 functions: 12.4 s -> 9.5 s). */
 void bpf_release_links(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds);
 
+/* From now on, a release of more than RELEASE_FOREGROUND_MAX links (single uprobes: about 0.1 s
+ * each here, serialized by the kernel) is left to a child process that outlives topsprof: it
+ * keeps the BPF and perf event descriptors only (no output, pipe, terminal or lock of the run's),
+ * releases them and ends, while topsprof goes on at once. For the end of a run, when topsprof is
+ * about to exit. */
+#define RELEASE_FOREGROUND_MAX 16
+void bpf_release_in_background(void);
+/* the pid of the last child a release was left to, or 0 */
+int bpf_release_background_pid(void);
+
 #endif
