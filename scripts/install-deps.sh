@@ -3,6 +3,8 @@
 # Install the Debian 12 packages that building and testing topsprof need. Idempotent and quiet:
 # when everything is present it prints nothing and returns at once; otherwise it names what it
 # installs on stderr. `--check` only reports what is missing (exit 1 when something is).
+# The OPTIONAL packages are the peers `make bench` compares topsprof with: tried after the others,
+# and a failure to install them is a warning, not a failure (the benchmark skips their rows).
 set -euo pipefail
 
 PACKAGES=(
@@ -10,32 +12,56 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev liblzma-dev g++ binutils xz-utils libcjson-dev libcmocka-dev libsqlite3-dev sqlite3
 	python3 openmpi-bin libc6-dbg
 )
+OPTIONAL=(bpftrace ltrace)
 
-missing=()
+installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
+missing=() optional=()
 for pkg in "${PACKAGES[@]}"; do
-	[ "$(dpkg-query -W -f='${db:Status-Status}' "$pkg" 2>/dev/null)" = installed ] || missing+=("$pkg")
+	installed "$pkg" || missing+=("$pkg")
+done
+for pkg in "${OPTIONAL[@]}"; do
+	installed "$pkg" || optional+=("$pkg")
 done
 
-[ ${#missing[@]} -eq 0 ] && exit 0
+[ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && exit 0
 if [ "${1:-}" = "--check" ]; then
+	[ ${#optional[@]} -eq 0 ] || echo "missing optional packages (make bench): ${optional[*]}" >&2
+	[ ${#missing[@]} -eq 0 ] && exit 0
 	echo "missing packages: ${missing[*]}" >&2
 	exit 1
 fi
 
-echo "install-deps: installing ${missing[*]}" >&2
 sudo=()
 if [ "$(id -u)" -ne 0 ]; then
 	command -v sudo >/dev/null || {
-		echo "install-deps: need root (or sudo) to install: ${missing[*]}" >&2
+		echo "install-deps: need root (or sudo) to install: ${missing[*]} ${optional[*]}" >&2
+		[ ${#missing[@]} -eq 0 ] && exit 0
 		exit 1
 	}
-	sudo=(sudo)
+	sudo=(sudo -n)
 fi
 export DEBIAN_FRONTEND=noninteractive
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-if ! { "${sudo[@]}" apt-get update -qq && "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >"$log" 2>&1; then
-	cat "$log" >&2
-	echo "install-deps: apt-get failed installing: ${missing[*]}" >&2
-	exit 1
+apt_install() { # packages...: apt-get's output goes to $log
+	"${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@" >"$log" 2>&1
+}
+updated=0
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "install-deps: installing ${missing[*]}" >&2
+	if ! { "${sudo[@]}" apt-get update -qq >"$log" 2>&1 && updated=1 && apt_install "${missing[@]}"; }; then
+		cat "$log" >&2
+		echo "install-deps: apt-get failed installing: ${missing[*]}" >&2
+		exit 1
+	fi
 fi
+if [ ${#optional[@]} -gt 0 ]; then
+	echo "install-deps: installing the optional ${optional[*]} (make bench's peers)" >&2
+	if ! { [ $updated = 1 ] || "${sudo[@]}" apt-get update -qq >"$log" 2>&1; } ||
+		! apt_install "${optional[@]}"; then
+		sed 's/^/    /' "$log" >&2
+		echo "install-deps: warning: could not install the optional ${optional[*]}:" \
+			"make bench skips their rows" >&2
+	fi
+fi
+exit 0
