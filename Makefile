@@ -66,6 +66,11 @@ TOPSPROF := $(OUTPUT)/topsprof
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUTPUT)/tests/%)
 
+# what scripts/bench/run.sh runs besides topsprof and the sim; the e2e target builds them too,
+# for the benchmark's smoke test (tests/e2e/test_bench.sh)
+BENCH := $(OUTPUT)/bench
+BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so
+
 FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/null))
 
 .DELETE_ON_ERROR:
@@ -170,7 +175,7 @@ unit: $(UNIT_BINS) $(SYM_FIXTURES) sim
 unit-san:
 	$(Q)$(MAKE) SAN=1 TEST_LOGS=$(TEST_LOGS) unit
 
-e2e: $(TOPSPROF) sim $(TESTRT_TARGETS)
+e2e: $(TOPSPROF) sim $(TESTRT_TARGETS) $(BENCH_BINS)
 	$(Q)TOPSPROF=$(abspath $(TOPSPROF)) OUTPUT=$(abspath $(OUTPUT)) LOG_DIR=$(TEST_LOGS)/e2e \
 		tests/e2e/run.sh
 
@@ -253,8 +258,6 @@ format-check:
 
 # -- benchmarks ------------------------------------------------------------------------------------
 
-BENCH := $(OUTPUT)/bench
-
 $(BENCH)/bare.bpf.o: scripts/bench/bare.bpf.c vmlinux/$(ARCH)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
@@ -273,7 +276,13 @@ $(BENCH)/apibench: scripts/bench/apibench.c $(SIM_LIB)/libtopsrt.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(SIM_APP_CFLAGS) $< -L$(SIM_LIB) -ltopsrt -Wl,-rpath,'$$ORIGIN/../sim/lib' -o $@
 
-bench: all $(BENCH)/bare $(BENCH)/apibench
+# the LD_PRELOAD interposer that timestamps each call: the baseline eBPF tracing replaces
+$(BENCH)/libinterpose.so: scripts/bench/interpose.c
+	$(call msg,LINK-SO,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SIM_APP_CFLAGS) -fPIC -shared $< -ldl -o $@
+
+bench: all $(BENCH_BINS)
 	$(Q)scripts/bench/run.sh $(OUTPUT)
 
 # -- the main job: profile the manual's sample app on the simulated GCU ----------------------------
