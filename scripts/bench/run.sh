@@ -140,8 +140,15 @@ j_bare() { # runtime where(at-entry|after-endbr64) row calls: every call fired b
 	echo "$1.$3 $v"
 }
 # bpftrace keeps, as topsprof's statistics mode does, count, total, min and max of the call
+# tracefs may have been mounted since the run began (bpftrace_unsafe, below): then no bpftrace
+bpftrace_safe() {
+	local why
+	why=$(bpftrace_unsafe)
+	[ -z "$why" ] || { echo "bpftrace not run: $why" >&2; return 1; }
+}
 j_bpftrace() { # runtime
 	local so
+	bpftrace_safe || return 1
 	so=$(cd "$(libdir "$1")" && pwd)/libtopsrt.so.1
 	LD_LIBRARY_PATH=$(libdir "$1") lim bpftrace -e "uprobe:$so:topsPeekAtLastError { @s[tid] = nsecs; }
 		uretprobe:$so:topsPeekAtLastError /@s[tid]/ { \$d = nsecs - @s[tid]; @st = stats(\$d);
@@ -253,6 +260,7 @@ j_topsprof_true() { # prefix [env...]
 }
 j_bpftrace_true() {
 	local t0=$EPOCHREALTIME
+	bpftrace_safe || return 1
 	lim bpftrace -e "uprobe:$PLAIN_LIB:topsPeekAtLastError { @n = count(); }
 		uretprobe:$PLAIN_LIB:topsPeekAtLastError { @r = count(); }" -c /bin/true \
 		>/dev/null 2>>"$ERR" || return 1
