@@ -257,6 +257,14 @@ j_topsprof_true() { # prefix [env...]
 	sed -n 's/.*debug: detach: \([0-9.]*\) ms.*/\1/p' "$WORK/tp" | sed "s/^/$p.detach /" | grep . ||
 		{ echo "no detach line in topsprof --debug" >&2; return 1; }
 	awk '/functions of .* probed/ { n += $3 } END { print n }' "$WORK/tp" >"$WORK/$p.functions"
+	# single uprobes are released by a child that outlives topsprof: how long the kernel takes
+	# (waited for here, so that the next job does not queue behind it in the kernel)
+	v=$(sed -n 's/.*released by process \([0-9]*\), in the background.*/\1/p' "$WORK/tp")
+	if [ -n "$v" ]; then
+		t0=$EPOCHREALTIME
+		while kill -0 "$v" 2>/dev/null; do sleep 0.02; done
+		echo "$p.release $(ms_since "$t0")"
+	fi
 }
 j_bpftrace_true() {
 	local t0=$EPOCHREALTIME
@@ -392,6 +400,7 @@ row start.bpftrace start start.true "bpftrace (a uprobe pair) -c /bin/true, wall
 row single.wall start start.true "single uprobes (TOPSPROF_NO_UPROBE_MULTI=1): topsprof /bin/true, wall"
 row single.startup start "" "single uprobes: start-up"
 row single.detach start "" "single uprobes: detach"
+row single.release start "" "single uprobes: their release in the background after topsprof's exit"
 job j_true
 job j_topsprof_true multi
 job j_bpftrace_true
@@ -441,7 +450,7 @@ command -v ltrace >/dev/null ||
 	skip_rows "ltrace: not installed, row skipped (scripts/install-deps.sh installs it)" plain.ltrace cet.ltrace
 if [ "$QUICK" = 1 ]; then
 	skip_rows "not measured in a quick run (single uprobes: about 10 s a round)" \
-		single.wall single.startup single.detach
+		single.wall single.startup single.detach single.release
 	skip_rows "not measured in a quick run (--kernel-callstack: 2-4 s a run)" dd.followed dd.unfollowed
 fi
 # scripts/bench/kcalls.sh measures kernel callstacks' cost where it exists: dd here otherwise
