@@ -275,8 +275,13 @@ def proc(pid, name):
 
 
 def blocked_in(pid, where):
-    # pipe_write, anon_pipe_write (Linux 6.16+), ...
-    return proc(pid, "wchan").endswith(where)
+    # pipe_write, anon_pipe_write (Linux 6.16+), ...; in any of its threads (the collectors
+    # open on threads of their own, and speak from there under --debug)
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return False
+    return any(proc(pid, "task/%s/wchan" % t).endswith(where) for t in tids)
 
 
 def children(pid):
