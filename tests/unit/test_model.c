@@ -221,12 +221,65 @@ static void test_topstx_pairing(void **state)
 	model_free(&m);
 }
 
+/* only a summary asked for: the runtime calls are not kept but counted, their statistics the
+ * same as from kept calls (trace mode) or none of theirs (statistics mode: the kernel's); the
+ * topstx calls are kept and make ranges; a dropped call's strings are freed (ASan checks) */
+static void test_summary_only(void **state)
+{
+	struct model keep, sum, stats;
+	struct model *all[] = { &keep, &sum, &stats };
+	int fn = api_find("topsMalloc");
+
+	(void)state;
+	for (int k = 0; k < 3; k++) {
+		struct tp_api_event e;
+
+		model_init(all[k]);
+		all[k]->summary_only = k > 0;
+		next_id = 1;
+		for (uint64_t i = 0; i < 1000; i++) {
+			e = call("topsMalloc", 7, 7, 1000 * i, 1000 * i + 10 + i % 97, 0);
+			model_add_call(all[k], &e);
+		}
+		e = call("topsModuleLoad", 7, 7, 2000000, 2000050, 0);
+		named(all[k], e, "a string of a call not kept");
+		e = call("topstxRangePushA", 7, 7, 2000100, 2000101, 0);
+		named(all[k], e, "kept");
+		e = call("topstxRangePop", 7, 7, 2000200, 2000201, 0);
+		model_add_call(all[k], &e);
+		model_finish(all[k], k < 2, NULL);
+	}
+	assert_int_equal(keep.ncalls, 1003);
+	assert_int_equal(keep.calls_not_kept, 0);
+	assert_int_equal(sum.ncalls, 2);
+	assert_int_equal(sum.calls_not_kept, 1001);
+	assert_int_equal(sum.npending, 0);
+	assert_memory_equal(sum.stats, keep.stats, sizeof(keep.stats));
+	assert_int_equal(sum.stats[fn].count, 1000);
+	assert_int_equal(sum.stats[fn].min_ns, 10);
+	assert_int_equal(sum.stats[fn].max_ns, 106);
+	assert_int_equal(sum.first_ns, keep.first_ns);
+	assert_int_equal(sum.last_ns, keep.last_ns);
+	assert_int_equal(sum.nranges, 1);
+	assert_string_equal(sum.ranges[0].name, "kept");
+	/* statistics mode: the kernel's statistics alone */
+	assert_int_equal(stats.stats[fn].count, 0);
+	assert_int_equal(stats.calls_not_kept, 1001);
+	/* topsprof cancel forgets them too */
+	model_clear_collected(&sum);
+	assert_int_equal(sum.calls_not_kept, 0);
+	assert_int_equal(sum.streamed[fn].count, 0);
+	for (int k = 0; k < 3; k++)
+		model_free(all[k]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_strings),
 		cmocka_unit_test(test_runtime_stats),
 		cmocka_unit_test(test_topstx_pairing),
+		cmocka_unit_test(test_summary_only),
 	};
 
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);

@@ -480,6 +480,12 @@ static void test_profile(void **state)
 	assert_int_equal(model_lost_total(&back), 3);
 	model_free(&back);
 	/* the same payload without its STRS section: as a 1.1 file holds it */
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	assert_int_equal(store_write_profile_v1(f, &m), 0);
+	assert_int_equal(fclose(f), 0);
 	plen = 0;
 	for (int i = 0; i < 8; i++) /* the header's payload size */
 		plen |= (uLongf)(unsigned char)buf[16 + i] << (8 * i);

@@ -22,6 +22,9 @@ int cmd_import(const struct cli *cli)
 	if (prepare_exports(cli, &outs))
 		return 1;
 	model_init(&m);
+	/* only a summary asked for: the calls are not kept, their statistics are counted as they
+	 * stream (raw data) or are the file's (a profile) */
+	m.summary_only = !needs_every_call(cli) && !cli->given[OPT_QUERY_TRACE];
 	if (cli->given[OPT_IMPORT_RAWDATA]) {
 		struct raw_settings rs;
 		double t0 = mono_s();

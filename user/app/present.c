@@ -172,8 +172,12 @@ void finish_model(struct model *m, bool stats_mode, const char *include_domains)
 		model_keep_own_gcu(m);
 	model_finish(m, !stats_mode, include_domains);
 	gcu_align(m);
-	if (!stats_mode)
-		gcu_join(m);
+	if (!stats_mode && !m->summary_only)
+		gcu_join(m); /* not without the calls: only a summary, which shows no join */
+	if (m->calls_not_kept)
+		pr_debug("%llu calls not kept (only a summary is asked for): their statistics were "
+			 "added up as they streamed",
+			 (unsigned long long)m->calls_not_kept);
 	if (m->gcu_joined)
 		pr_debug("joined %llu of %zu GCU records to API calls; %llu calls without a record",
 			 (unsigned long long)m->joined, m->nops,

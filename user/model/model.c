@@ -160,6 +160,28 @@ static void note_time(struct model *m, uint64_t start, uint64_t end)
 		m->last_ns = end;
 }
 
+/* summary_only: a runtime call's statistics as it streams, its strings (if any) dropped */
+static void count_call(struct model *m, const struct tp_api_event *e)
+{
+	uint64_t dur = e->hdr.ts_ns - e->start_ns;
+	struct fn_stat *d = &m->streamed[e->fn];
+	struct pending_str *p;
+
+	note_time(m, e->start_ns, e->hdr.ts_ns);
+	if (!d->count || dur < d->min_ns)
+		d->min_ns = dur;
+	if (dur > d->max_ns)
+		d->max_ns = dur;
+	d->count++;
+	d->total_ns += dur;
+	m->calls_not_kept++;
+	if (m->npending && (p = pending_get(m, e->call_id, false))) {
+		free(p->buf[0]);
+		free(p->buf[1]);
+		*p = m->pending[--m->npending];
+	}
+}
+
 void model_add_call(struct model *m, const struct tp_api_event *e)
 {
 	struct api_call *c;
@@ -167,6 +189,10 @@ void model_add_call(struct model *m, const struct tp_api_event *e)
 
 	if (e->fn >= api_table_len)
 		return;
+	if (m->summary_only && api_table[e->fn].domain != DOM_TOPSTX) {
+		count_call(m, e);
+		return;
+	}
 	if (!grow_array((void **)&m->calls, &m->calls_cap, m->ncalls, sizeof(*m->calls))) {
 		m->lost_calls++;
 		return;
@@ -185,7 +211,7 @@ void model_add_call(struct model *m, const struct tp_api_event *e)
 	memcpy(c->args + API_REG_ARGS, e->stack, sizeof(e->stack));
 	memcpy(c->attr, e->attr, sizeof(c->attr));
 	note_time(m, c->start_ns, c->end_ns);
-	p = pending_get(m, e->call_id, false);
+	p = m->npending ? pending_get(m, e->call_id, false) : NULL;
 	if (p) {
 		for (int k = 0; k < 2; k++) {
 			c->str[k] = p->buf[k];
@@ -422,6 +448,12 @@ void model_finish(struct model *m, bool stats_from_calls, const char *include_do
 			model_add_stat(m, c->fn, &one);
 		}
 	}
+	for (unsigned f = 0; stats_from_calls && f < api_table_len; f++) {
+		const struct fn_stat *d = &m->streamed[f];
+		struct api_stat st = { d->count, d->total_ns, d->min_ns, d->max_ns };
+
+		model_add_stat(m, f, &st);
+	}
 	m->tx_open = s.nopen;
 	free(s.open);
 }
@@ -463,6 +495,8 @@ void model_clear_collected(struct model *m)
 		free(m->pending[i].buf[1]);
 	}
 	m->ncalls = m->npending = m->nops = 0;
+	m->calls_not_kept = 0;
+	memset(m->streamed, 0, sizeof(m->streamed));
 	memset(m->stats, 0, sizeof(m->stats));
 	m->first_ns = m->last_ns = 0;
 	util_profile_clear(&m->util);

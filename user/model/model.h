@@ -86,9 +86,16 @@ struct model {
 	uint64_t joined, unjoined_records, unjoined_calls;
 	/* runtime statistics per function (from BPF maps in statistics mode, else from calls) */
 	struct fn_stat stats[API_MAX_FNS];
-	/* every streamed call, in the order they returned */
+	/* every streamed call, in the order they returned; with summary_only, the topstx calls */
 	struct api_call *calls;
 	size_t ncalls, calls_cap;
+	/* set before events stream, when no output needs every call (only a summary is asked
+	 * for): a runtime call is not kept but counted here, and its statistics are added up in
+	 * streamed as it arrives (model_finish() takes them as it would the calls'). The topstx
+	 * calls are kept: they are few, and make the ranges and marks */
+	bool summary_only;
+	uint64_t calls_not_kept;
+	struct fn_stat streamed[API_MAX_FNS];
 	struct tx_range *ranges;
 	size_t nranges, ranges_cap;
 	struct {

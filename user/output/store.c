@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #define HEADER_SIZE 32
@@ -28,7 +29,11 @@ enum {
 	SEC_UTIL = TAG('U', 'T', 'I', 'L'), /* 1.1: utilization series */
 	SEC_KERN = TAG('K', 'E', 'R', 'N'), /* 1.1: kernel callstacks */
 	SEC_STRS = TAG('S', 'T', 'R', 'S'), /* 1.2: topstx strings the probe could not read */
+	SEC_END = TAG('E', 'N', 'D', ' '),  /* 2.0: the last block */
 };
+
+#define BLOCK_HEADER	  24
+#define CALLS_PER_SECTION 65536
 
 /* --- writing --------------------------------------------------------------------------------- */
 
@@ -36,7 +41,11 @@ struct wbuf {
 	unsigned char *p;
 	size_t n, cap;
 	bool oom;
+	FILE *out; /* format 2: each section compressed into its own block as it ends */
+	bool failed;
 };
+
+static void flush_block(struct wbuf *b);
 
 static void put(struct wbuf *b, const void *data, size_t len)
 {
@@ -114,6 +123,8 @@ static void end(struct wbuf *b, size_t at)
 		return;
 	for (int i = 0; i < 8; i++)
 		b->p[at + (size_t)i] = (unsigned char)(len >> (8 * i));
+	if (b->out)
+		flush_block(b);
 }
 
 static void put_record(struct wbuf *b, const struct gcu_record *r)
@@ -283,6 +294,11 @@ static void encode(struct wbuf *b, const struct model *m)
 	for (size_t i = 0; i < m->ncalls; i++) {
 		const struct api_call *c = &m->calls[i];
 
+		if (i && !(i % CALLS_PER_SECTION)) { /* a block a piece (format 2) */
+			end(b, s);
+			s = begin(b, SEC_CALL);
+		}
+
 		put_cstr(b, api_table[c->fn].name);
 		put_u64(b, c->call_id);
 		put_u32(b, c->pid);
@@ -367,7 +383,57 @@ static void encode(struct wbuf *b, const struct model *m)
 	encode_samples(b, m);
 }
 
+/* format 2: the section in b (its 16-byte header first) as a block: { u32 tag | u32 0 |
+ * u64 bytes | u64 compressed bytes } and the section's bytes as a zlib stream (its adler32
+ * guards them). The calls are compressed fast: they are most of a large profile */
+static void flush_block(struct wbuf *b)
+{
+	unsigned char hdr[BLOCK_HEADER];
+	uint32_t tag;
+	uLong raw = (uLong)(b->n - 16);
+	uLongf zlen = compressBound(raw);
+	Bytef *z = malloc(zlen);
+
+	memcpy(&tag, b->p, 4);
+	if (tag == SEC_END) /* nothing: the file ends with its header */
+		zlen = 0;
+	if (!z || (zlen && compress2(z, &zlen, b->p + 16, raw, tag == SEC_CALL ? 1 : 6) != Z_OK)) {
+		b->failed = true;
+	} else {
+		memset(hdr, 0, sizeof(hdr));
+		memcpy(hdr, b->p, 4);
+		for (int i = 0; i < 8; i++) {
+			hdr[8 + i] = (unsigned char)((uint64_t)raw >> (8 * i));
+			hdr[16 + i] = (unsigned char)((uint64_t)zlen >> (8 * i));
+		}
+		if (fwrite(hdr, 1, sizeof(hdr), b->out) != sizeof(hdr) ||
+		    fwrite(z, 1, zlen, b->out) != zlen)
+			b->failed = true;
+	}
+	free(z);
+	b->n = 0;
+}
+
 int store_write_profile(FILE *f, const struct model *m)
+{
+	struct wbuf b = { .out = f };
+	unsigned char hdr[HEADER_SIZE];
+	size_t s;
+
+	memset(hdr, 0, sizeof(hdr));
+	memcpy(hdr, STORE_MAGIC, 8);
+	hdr[8] = STORE_MAJOR;
+	hdr[10] = STORE_MINOR;
+	if (fwrite(hdr, 1, sizeof(hdr), f) != sizeof(hdr))
+		return -1;
+	encode(&b, m);
+	s = begin(&b, SEC_END);
+	end(&b, s);
+	free(b.p);
+	return b.oom || b.failed ? -1 : 0;
+}
+
+int store_write_profile_v1(FILE *f, const struct model *m)
 {
 	struct wbuf b = { 0 };
 	unsigned char hdr[HEADER_SIZE];
@@ -388,8 +454,8 @@ int store_write_profile(FILE *f, const struct model *m)
 	crc = (uint32_t)crc32(0, b.p, (uInt)b.n);
 	memset(hdr, 0, sizeof(hdr));
 	memcpy(hdr, STORE_MAGIC, 8);
-	hdr[8] = STORE_MAJOR;
-	hdr[10] = STORE_MINOR;
+	hdr[8] = 1;
+	hdr[10] = 2;
 	for (int i = 0; i < 8; i++)
 		hdr[16 + i] = (unsigned char)((uint64_t)b.n >> (8 * i));
 	for (int i = 0; i < 4; i++) {
@@ -406,10 +472,13 @@ out:
 
 /* --- reading --------------------------------------------------------------------------------- */
 
+#define FN_CACHE    61
+#define FN_NAME_MAX 255
 struct rbuf {
 	const unsigned char *p;
 	size_t n, off;
 	bool bad;
+	uint16_t fn_cache[FN_CACHE]; /* get_fn: function + 1 by a hash of its name, 0 empty */
 };
 
 static const unsigned char *take(struct rbuf *r, size_t len)
@@ -515,15 +584,36 @@ static int decode_strs(struct rbuf *r, struct model *m)
 	return r->bad ? -1 : 0;
 }
 
-/* the API function named in the file; -1 when topsprof does not know it */
+/* the API function named in the file; -1 when topsprof does not know it. A call names its
+ * function: the names already seen are found by a small hash of their length and bytes, so
+ * that 10 million calls cost no allocation and no scan of the table each */
 static int get_fn(struct rbuf *r)
 {
-	char *name = get_str(r, NULL);
-	int fn = name ? api_find(name) : -1;
+	uint32_t len = get_u32(r);
+	const unsigned char *p;
+	char name[FN_NAME_MAX + 1];
+	unsigned h;
+	int fn;
 
-	free(name);
+	if (r->bad || len == NO_STRING || len > FN_NAME_MAX) {
+		r->bad = true;
+		return -1;
+	}
+	p = take(r, len);
+	if (!p)
+		return -1;
+	h = (len * 31u + (len ? p[len - 1] * 7u + p[len / 2] : 0u)) % FN_CACHE;
+	fn = r->fn_cache[h] - 1;
+	if (fn >= 0 && !strncmp(api_table[fn].name, (const char *)p, len) &&
+	    !api_table[fn].name[len])
+		return fn;
+	memcpy(name, p, len);
+	name[len] = '\0';
+	fn = api_find(name);
 	if (fn < 0)
 		r->bad = true;
+	else
+		r->fn_cache[h] = (uint16_t)(fn + 1);
 	return fn;
 }
 
@@ -543,57 +633,66 @@ static int decode_stats(struct rbuf *r, struct model *m)
 	return r->bad ? -1 : 0;
 }
 
+/* one call: 0, 1 when the record is bad or does not end in r (nothing was added then), -1 out
+ * of memory */
+static int decode_call(struct rbuf *r, struct model *m)
+{
+	struct tp_api_event e;
+	size_t n_before, dropped_before;
+	char *str[2];
+	uint32_t len[2];
+	uint8_t trunc[2];
+	int fn = get_fn(r);
+	struct api_call *c;
+
+	memset(&e, 0, sizeof(e));
+	e.call_id = get_u64(r);
+	e.hdr.pid = get_u32(r);
+	e.hdr.tid = get_u32(r);
+	e.flags = get_u32(r);
+	e.start_ns = get_u64(r);
+	e.hdr.ts_ns = get_u64(r);
+	e.ret = (int64_t)get_u64(r);
+	for (int a = 0; a < API_REG_ARGS; a++)
+		e.args[a] = get_u64(r);
+	for (int a = 0; a < API_STACK_ARGS; a++)
+		e.stack[a] = get_u64(r);
+	if (take(r, sizeof(e.attr)))
+		memcpy(e.attr, r->p + r->off - sizeof(e.attr), sizeof(e.attr));
+	for (int k = 0; k < 2; k++) {
+		str[k] = get_str(r, &len[k]);
+		trunc[k] = get_u8(r);
+	}
+	if (r->bad) {
+		free(str[0]);
+		free(str[1]);
+		return 1;
+	}
+	e.fn = (uint32_t)fn;
+	n_before = m->ncalls;
+	dropped_before = m->calls_not_kept;
+	model_add_call(m, &e);
+	if (m->ncalls == n_before) {
+		free(str[0]);
+		free(str[1]);
+		/* not kept (only a summary is asked for), or out of memory */
+		return m->calls_not_kept != dropped_before ? 0 : -1;
+	}
+	c = &m->calls[m->ncalls - 1];
+	c->flags = e.flags;
+	for (int k = 0; k < 2; k++) {
+		c->str[k] = str[k];
+		c->str_len[k] = len[k];
+		c->truncated[k] = trunc[k] != 0;
+	}
+	return 0;
+}
+
 static int decode_calls(struct rbuf *r, struct model *m)
 {
-	while (!r->bad && r->off < r->n) {
-		struct tp_api_event e;
-		size_t n_before;
-		char *str[2];
-		uint32_t len[2];
-		uint8_t trunc[2];
-		int fn = get_fn(r);
-		struct api_call *c;
-
-		memset(&e, 0, sizeof(e));
-		e.call_id = get_u64(r);
-		e.hdr.pid = get_u32(r);
-		e.hdr.tid = get_u32(r);
-		e.flags = get_u32(r);
-		e.start_ns = get_u64(r);
-		e.hdr.ts_ns = get_u64(r);
-		e.ret = (int64_t)get_u64(r);
-		for (int a = 0; a < API_REG_ARGS; a++)
-			e.args[a] = get_u64(r);
-		for (int a = 0; a < API_STACK_ARGS; a++)
-			e.stack[a] = get_u64(r);
-		if (take(r, sizeof(e.attr)))
-			memcpy(e.attr, r->p + r->off - sizeof(e.attr), sizeof(e.attr));
-		for (int k = 0; k < 2; k++) {
-			str[k] = get_str(r, &len[k]);
-			trunc[k] = get_u8(r);
-		}
-		if (r->bad) {
-			free(str[0]);
-			free(str[1]);
-			break;
-		}
-		e.fn = (uint32_t)fn;
-		n_before = m->ncalls;
-		model_add_call(m, &e);
-		if (m->ncalls == n_before) { /* out of memory */
-			free(str[0]);
-			free(str[1]);
-			r->bad = true;
-			break;
-		}
-		c = &m->calls[m->ncalls - 1];
-		c->flags = e.flags;
-		for (int k = 0; k < 2; k++) {
-			c->str[k] = str[k];
-			c->str_len[k] = len[k];
-			c->truncated[k] = trunc[k] != 0;
-		}
-	}
+	while (!r->bad && r->off < r->n)
+		if (decode_call(r, m))
+			return -1;
 	return r->bad ? -1 : 0;
 }
 
@@ -723,7 +822,8 @@ static int decode_ops(struct rbuf *r, struct model *m)
 		name = get_str(r, NULL);
 		if (r->bad || rec.device >= GCU_RO_MAX_DEVICES ||
 		    rec.name_id >= GCU_RO_MAX_NAME_ID ||
-		    ((int64_t)call >= 0 && call >= m->ncalls) || (name && !rec.name_id)) {
+		    ((int64_t)call >= 0 && call >= m->ncalls && !m->summary_only) ||
+		    (name && !rec.name_id)) {
 			free(name);
 			r->bad = true;
 			break;
@@ -737,7 +837,8 @@ static int decode_ops(struct rbuf *r, struct model *m)
 		}
 		m->ops[m->nops - 1].start_ns = start;
 		m->ops[m->nops - 1].end_ns = end;
-		m->ops[m->nops - 1].call = (int64_t)call;
+		/* only a summary: the calls were not read, and a summary shows no join */
+		m->ops[m->nops - 1].call = m->summary_only ? -1 : (int64_t)call;
 	}
 	return r->bad ? -1 : 0;
 }
@@ -882,7 +983,7 @@ static const struct {
 static int decode_sections(const unsigned char *p, size_t n, struct model *m, bool whole, char *err,
 			   size_t errlen)
 {
-	struct rbuf r = { p, n, 0, false };
+	struct rbuf r = { .p = p, .n = n };
 	bool meta = false;
 
 	while (r.off < r.n) {
@@ -897,7 +998,7 @@ static int decode_sections(const unsigned char *p, size_t n, struct model *m, bo
 			return -1;
 		}
 		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
-			struct rbuf s = { r.p + r.off, (size_t)len, 0, false };
+			struct rbuf s = { .p = r.p + r.off, .n = (size_t)len };
 
 			if (sections[i].tag != tag)
 				continue;
@@ -949,33 +1050,429 @@ int store_decode_samples(const unsigned char *p, size_t n, struct model *m, char
 	return decode_sections(p, n, m, false, err, errlen);
 }
 
-int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,
-			size_t errlen)
+/* --- reading a file, streaming ------------------------------------------------------------
+ * The payload is inflated as it is decoded, a section at a time, and the calls a piece at a
+ * time: what is held is the model, not the file nor its payload. The checksum is checked at the
+ * end (a bad file is refused then, the model partly filled: the caller frees it). */
+
+#define ZIN_CHUNK (1u << 17)
+#define CALL_CHUNK \
+	(1u << 22) /* the calls are decoded in pieces of this size (more for a
+				* call larger than that) */
+#define DISCARD_MAX (1u << 20)
+
+struct zin {
+	int fd;			  /* the file, or -1: mem */
+	const unsigned char *mem; /* the compressed bytes, when from memory */
+	uint64_t zleft;		  /* compressed bytes not yet given to inflate */
+	uint64_t left;		  /* payload bytes not yet read */
+	z_stream z;
+	uint32_t crc;
+	bool ended, failed;
+	unsigned char in[ZIN_CHUNK];
+};
+
+/* more compressed input: 0, or -1 (failed set) */
+static int zin_refill(struct zin *s)
+{
+	if (s->fd < 0) {
+		uInt give = s->zleft > (1u << 30) ? 1u << 30 : (uInt)s->zleft;
+
+		s->z.next_in = (Bytef *)s->mem;
+		s->z.avail_in = give;
+		s->mem += give;
+		s->zleft -= give;
+	} else {
+		ssize_t got =
+			read(s->fd, s->in, s->zleft < ZIN_CHUNK ? (size_t)s->zleft : ZIN_CHUNK);
+
+		if (got <= 0) {
+			s->failed = true;
+			return -1;
+		}
+		s->z.next_in = s->in;
+		s->z.avail_in = (uInt)got;
+		s->zleft -= (uint64_t)got;
+	}
+	return 0;
+}
+
+/* exactly n bytes of the payload into dst: 0, or -1 (failed set) */
+static int zin_read(struct zin *s, unsigned char *dst, size_t n)
+{
+	if (s->failed || n > s->left) {
+		s->failed = true;
+		return -1;
+	}
+	while (n) {
+		uInt want = n > (1u << 30) ? 1u << 30 : (uInt)n;
+		int rc;
+
+		if (!s->z.avail_in && s->zleft && zin_refill(s))
+			return -1;
+		s->z.next_out = dst;
+		s->z.avail_out = want;
+		rc = inflate(&s->z, Z_NO_FLUSH);
+		want -= s->z.avail_out;
+		s->crc = (uint32_t)crc32(s->crc, dst, want);
+		dst += want;
+		n -= want;
+		s->left -= want;
+		if (rc == Z_STREAM_END)
+			s->ended = true;
+		if ((rc != Z_OK && rc != Z_STREAM_END) || (s->ended && n) ||
+		    (!want && !s->z.avail_in && !s->zleft)) {
+			s->failed = true;
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* after the whole payload: the stream must end there (its adler32 checked by inflate) */
+static void zin_finish(struct zin *s)
+{
+	while (!s->failed && !s->ended) {
+		unsigned char extra;
+		int rc;
+
+		if (!s->z.avail_in && s->zleft && zin_refill(s))
+			return;
+		s->z.next_out = &extra;
+		s->z.avail_out = 1;
+		rc = inflate(&s->z, Z_NO_FLUSH);
+		if (rc == Z_STREAM_END && s->z.avail_out)
+			s->ended = true;
+		else if (rc != Z_OK || !s->z.avail_out || (!s->z.avail_in && !s->zleft))
+			s->failed = true;
+	}
+}
+
+/* n bytes of the payload read and dropped (a section not wanted, or unknown) */
+static int zin_skip(struct zin *s, uint64_t n)
+{
+	unsigned char *tmp = malloc(n < DISCARD_MAX ? (size_t)n + 1 : DISCARD_MAX);
+	int rc = tmp ? 0 : -1;
+
+	while (!rc && n) {
+		size_t k = n < DISCARD_MAX ? (size_t)n : DISCARD_MAX;
+
+		rc = zin_read(s, tmp, k);
+		n -= k;
+	}
+	free(tmp);
+	return rc;
+}
+
+/* the CALL section of len bytes, a piece at a time; 0, -1 corrupt, -2 out of memory */
+static int stream_calls(struct zin *s, uint64_t len, struct model *m)
+{
+	size_t cap = len < CALL_CHUNK ? (size_t)len + 1 : CALL_CHUNK, have = 0;
+	unsigned char *buf = malloc(cap);
+	struct rbuf r;
+	int rc = 0;
+
+	if (!buf)
+		return -2;
+	memset(&r, 0, sizeof(r));
+	while (!rc && (len || have)) {
+		size_t want = cap - have < len ? cap - have : (size_t)len, ok = 0;
+
+		if (zin_read(s, buf + have, want)) {
+			rc = -1;
+			break;
+		}
+		have += want;
+		len -= want;
+		r.p = buf;
+		r.n = have;
+		r.off = 0;
+		r.bad = false;
+		while (r.off < r.n) {
+			int one = decode_call(&r, m);
+
+			if (one < 0)
+				rc = -2;
+			if (one)
+				break;
+			ok = r.off;
+		}
+		if (rc)
+			break;
+		if (ok < have && !len) {
+			rc = -1; /* the last call is bad, or cut */
+			break;
+		}
+		memmove(buf, buf + ok, have - ok);
+		have -= ok;
+		if (have == cap) { /* one call larger than the piece: a larger piece */
+			unsigned char *more = realloc(buf, cap * 2);
+
+			if (!more) {
+				rc = -2;
+				break;
+			}
+			buf = more;
+			cap *= 2;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+static int stream_sections(struct zin *s, struct model *m, char *err, size_t errlen)
+{
+	bool meta = false;
+
+	while (s->left) {
+		unsigned char h[16];
+		struct rbuf hr;
+		uint32_t tag;
+		uint64_t len;
+		size_t i;
+
+		memset(&hr, 0, sizeof(hr));
+		hr.p = h;
+		hr.n = sizeof(h);
+		if (s->left < sizeof(h)) {
+			snprintf(err, errlen, "corrupt: a section runs past the end");
+			return -1;
+		}
+		if (zin_read(s, h, sizeof(h)))
+			return -1;
+		tag = get_u32(&hr);
+		get_u32(&hr);
+		len = get_u64(&hr);
+		if (len > s->left) {
+			snprintf(err, errlen, "corrupt: a section runs past the end");
+			return -1;
+		}
+		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+			if (sections[i].tag == tag)
+				break;
+		if (i == sizeof(sections) / sizeof(sections[0]) ||
+		    (tag == SEC_CALL && m->summary_only)) {
+			/* sections of newer minor versions are skipped; the calls too when only a
+			 * summary is asked for (the statistics are in STAT) */
+			if (zin_skip(s, len))
+				return -1;
+			continue;
+		}
+		if (tag == SEC_CALL) {
+			int rc = stream_calls(s, len, m);
+
+			if (rc == -2)
+				snprintf(err, errlen, "out of memory");
+			else if (rc && !s->failed)
+				snprintf(err, errlen, "corrupt: bad CALL section");
+			if (rc)
+				return -1;
+			continue;
+		}
+		{
+			struct rbuf r;
+			unsigned char *p = malloc(len ? (size_t)len : 1);
+			int bad;
+
+			if (!p) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			if (zin_read(s, p, (size_t)len)) {
+				free(p);
+				return -1;
+			}
+			memset(&r, 0, sizeof(r));
+			r.p = p;
+			r.n = (size_t)len;
+			bad = (tag == SEC_META && meta) || sections[i].decode(&r, m) ||
+			      (tag == SEC_META && r.off != r.n);
+			free(p);
+			if (bad) {
+				snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+				return -1;
+			}
+			meta |= tag == SEC_META;
+		}
+	}
+	if (!meta) {
+		snprintf(err, errlen, "corrupt: no META section");
+		return -1;
+	}
+	return 0;
+}
+
+/* --- format 2: blocks -------------------------------------------------------------------- */
+
+struct bsrc {
+	int fd;			  /* or -1: mem */
+	const unsigned char *mem; /* the blocks, when from memory */
+	uint64_t left;		  /* bytes of the file after the point read */
+};
+
+static int bsrc_read(struct bsrc *s, void *dst, uint64_t n)
+{
+	if (n > s->left)
+		return -1;
+	s->left -= n;
+	if (s->fd < 0) {
+		memcpy(dst, s->mem, (size_t)n);
+		s->mem += n;
+		return 0;
+	}
+	for (unsigned char *p = dst; n;) {
+		ssize_t got = read(s->fd, p, n < (1u << 30) ? (size_t)n : 1u << 30);
+
+		if (got <= 0)
+			return -1;
+		p += got;
+		n -= (uint64_t)got;
+	}
+	return 0;
+}
+
+static int bsrc_skip(struct bsrc *s, uint64_t n)
+{
+	if (n > s->left)
+		return -1;
+	s->left -= n;
+	if (s->fd < 0)
+		s->mem += n;
+	else if (lseek(s->fd, (off_t)n, SEEK_CUR) < 0)
+		return -1;
+	return 0;
+}
+
+static uint64_t le64(const unsigned char *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 0; i < 8; i++)
+		v |= (uint64_t)p[i] << (8 * i);
+	return v;
+}
+
+/* the blocks to the END block: a section not wanted (the calls when only a summary is asked
+ * for, one of a newer minor version) is passed over unread */
+static int read_blocks(struct bsrc *s, struct model *m, char *err, size_t errlen)
+{
+	bool meta = false;
+
+	for (;;) {
+		unsigned char h[BLOCK_HEADER], *z = NULL, *raw = NULL;
+		uint64_t len, zlen;
+		uint32_t tag;
+		uLongf got;
+		struct rbuf r;
+		size_t i;
+		int bad;
+
+		if (bsrc_read(s, h, sizeof(h))) {
+			snprintf(err, errlen, "truncated: the file ends before its last block");
+			return -1;
+		}
+		memcpy(&tag, h, 4);
+		len = le64(h + 8);
+		zlen = le64(h + 16);
+		if (tag == SEC_END) {
+			if (len || zlen || s->left) {
+				snprintf(err, errlen, "corrupt: data after the last block");
+				return -1;
+			}
+			break;
+		}
+		if (zlen > s->left) {
+			snprintf(err, errlen, "truncated: a block runs past the end of the file");
+			return -1;
+		}
+		if (len > MAX_PAYLOAD || len > zlen * 1032 + 64) {
+			snprintf(err, errlen, "corrupt: implausible size %llu",
+				 (unsigned long long)len);
+			return -1;
+		}
+		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
+			if (sections[i].tag == tag)
+				break;
+		if (i == sizeof(sections) / sizeof(sections[0]) ||
+		    (tag == SEC_CALL && m->summary_only)) {
+			if (bsrc_skip(s, zlen)) {
+				snprintf(err, errlen, "truncated");
+				return -1;
+			}
+			continue;
+		}
+		z = malloc(zlen ? (size_t)zlen : 1);
+		raw = malloc(len ? (size_t)len : 1);
+		if (!z || !raw) {
+			free(z);
+			free(raw);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		got = (uLongf)len;
+		if (bsrc_read(s, z, zlen) || uncompress(raw, &got, z, (uLong)zlen) != Z_OK ||
+		    got != len) {
+			free(z);
+			free(raw);
+			snprintf(err, errlen, "corrupt: the %s block does not decompress",
+				 sections[i].what);
+			return -1;
+		}
+		free(z);
+		memset(&r, 0, sizeof(r));
+		r.p = raw;
+		r.n = (size_t)len;
+		bad = (tag == SEC_META && meta) || sections[i].decode(&r, m) ||
+		      (tag == SEC_META && r.off != r.n);
+		free(raw);
+		if (bad) {
+			snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+			return -1;
+		}
+		meta |= tag == SEC_META;
+	}
+	if (!meta) {
+		snprintf(err, errlen, "corrupt: no META section");
+		return -1;
+	}
+	return 0;
+}
+
+/* a profile from its header (already read) and compressed bytes (fd, or mem); total: the file's
+ * size */
+static int read_profile(const unsigned char *head, uint64_t total, int fd, const unsigned char *mem,
+			struct model *m, char *err, size_t errlen)
 {
 	uint64_t plen = 0;
 	uint32_t crc = 0, zlen = 0;
-	unsigned char *payload;
-	uLongf got;
+	struct zin *s;
 	int rc;
 
-	if (len < HEADER_SIZE || memcmp(data, STORE_MAGIC, 8)) {
+	if (total < HEADER_SIZE || memcmp(head, STORE_MAGIC, 8)) {
 		snprintf(err, errlen, "not a topsprof profile (from --export-profile)");
 		return -1;
 	}
-	if (data[8] != STORE_MAJOR || data[9]) {
-		snprintf(err, errlen, "profile format version %u.%u, this topsprof reads %d.x",
-			 data[8] | data[9] << 8, data[10] | data[11] << 8, STORE_MAJOR);
+	if (head[8] == STORE_MAJOR && !head[9]) {
+		struct bsrc b = { fd, mem, total - HEADER_SIZE };
+
+		return read_blocks(&b, m, err, errlen);
+	}
+	/* 1.x: one zlib stream of every section, read as it is inflated */
+	if (head[8] != 1 || head[9]) {
+		snprintf(err, errlen,
+			 "profile format version %u.%u, this topsprof reads 1.x and %d.x",
+			 head[8] | head[9] << 8, head[10] | head[11] << 8, STORE_MAJOR);
 		return -1;
 	}
 	for (int i = 0; i < 8; i++)
-		plen |= (uint64_t)data[16 + i] << (8 * i);
+		plen |= (uint64_t)head[16 + i] << (8 * i);
 	for (int i = 0; i < 4; i++) {
-		crc |= (uint32_t)data[24 + i] << (8 * i);
-		zlen |= (uint32_t)data[28 + i] << (8 * i);
+		crc |= (uint32_t)head[24 + i] << (8 * i);
+		zlen |= (uint32_t)head[28 + i] << (8 * i);
 	}
-	if (zlen != len - HEADER_SIZE) {
-		snprintf(err, errlen, "truncated: %zu of %u compressed bytes", len - HEADER_SIZE,
-			 zlen);
+	if (zlen != total - HEADER_SIZE) {
+		snprintf(err, errlen, "truncated: %llu of %u compressed bytes",
+			 (unsigned long long)(total - HEADER_SIZE), zlen);
 		return -1;
 	}
 	/* deflate expands at most ~1032:1; anything claiming more is not ours */
@@ -983,37 +1480,75 @@ int store_parse_profile(const unsigned char *data, size_t len, struct model *m, 
 		snprintf(err, errlen, "corrupt: implausible size %llu", (unsigned long long)plen);
 		return -1;
 	}
-	payload = malloc(plen ? (size_t)plen : 1);
-	if (!payload) {
+	s = calloc(1, sizeof(*s));
+	if (!s || inflateInit(&s->z) != Z_OK) {
+		free(s);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	got = (uLongf)plen;
-	if (uncompress(payload, &got, data + HEADER_SIZE, zlen) != Z_OK || got != plen) {
-		snprintf(err, errlen, "corrupt: the compressed data does not decompress");
-		free(payload);
-		return -1;
+	s->fd = fd;
+	s->mem = mem;
+	s->zleft = zlen;
+	s->left = plen;
+	s->crc = (uint32_t)crc32(0, NULL, 0);
+	err[0] = '\0';
+	rc = stream_sections(s, m, err, errlen);
+	if (!rc || s->failed) {
+		/* the stream must end where the payload does, with the checksum of it all */
+		zin_finish(s);
+		if (s->failed) {
+			snprintf(err, errlen, "corrupt: the compressed data does not decompress");
+			rc = -1;
+		} else if (s->crc != crc) {
+			snprintf(err, errlen, "corrupt: checksum mismatch");
+			rc = -1;
+		}
 	}
-	if ((uint32_t)crc32(0, payload, (uInt)plen) != crc) {
-		snprintf(err, errlen, "corrupt: checksum mismatch");
-		free(payload);
-		return -1;
-	}
-	rc = store_decode_payload(payload, (size_t)plen, m, err, errlen);
-	free(payload);
+	inflateEnd(&s->z);
+	free(s);
 	return rc;
+}
+
+int store_parse_profile(const unsigned char *data, size_t len, struct model *m, char *err,
+			size_t errlen)
+{
+	unsigned char head[HEADER_SIZE] = { 0 };
+
+	memcpy(head, data, len < HEADER_SIZE ? len : HEADER_SIZE);
+	return read_profile(head, len, -1, data + (len < HEADER_SIZE ? len : HEADER_SIZE), m, err,
+			    errlen);
+}
+
+int store_read_profile_fd(int fd, struct model *m, char *err, size_t errlen)
+{
+	unsigned char head[HEADER_SIZE] = { 0 };
+	struct stat st;
+	ssize_t got;
+
+	if (fstat(fd, &st) || lseek(fd, 0, SEEK_SET)) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	if ((uint64_t)st.st_size > STORE_MAX_FILE) {
+		snprintf(err, errlen, "larger than %llu bytes", (unsigned long long)STORE_MAX_FILE);
+		return -1;
+	}
+	got = read(fd, head, sizeof(head));
+	if (got < 0) {
+		snprintf(err, errlen, "%s", strerror(errno));
+		return -1;
+	}
+	return read_profile(head, (uint64_t)st.st_size, fd, NULL, m, err, errlen);
 }
 
 int store_read_profile(const char *path, struct model *m, char *err, size_t errlen)
 {
-	unsigned char *data;
-	size_t len;
-	int rc;
-
 	/* a regular file only, opened without waiting and read through that one descriptor */
-	if (infile_read(path, STORE_MAX_FILE, &data, &len, err, errlen))
+	int fd = infile_open(path, NULL, err, errlen), rc;
+
+	if (fd < 0)
 		return -1;
-	rc = store_parse_profile(data, len, m, err, errlen);
-	free(data);
+	rc = store_read_profile_fd(fd, m, err, errlen);
+	close(fd);
 	return rc;
 }

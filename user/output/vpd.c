@@ -1098,8 +1098,7 @@ int vpd_import(const char *path, struct model *m, char *err, size_t errlen)
 
 int vpd_import_profile(const char *path, struct model *m, char *err, size_t errlen)
 {
-	unsigned char head[16], *data;
-	size_t len;
+	unsigned char head[16];
 	int fd, rc;
 
 	/* opened once, told apart by its first bytes, read through the same descriptor */
@@ -1108,16 +1107,14 @@ int vpd_import_profile(const char *path, struct model *m, char *err, size_t errl
 		return -1;
 	if (pread(fd, head, sizeof(head), 0) == (ssize_t)sizeof(head) &&
 	    is_sqlite(head, sizeof(head))) {
+		m->summary_only =
+			false; /* a vpd's calls are read as they are (rows, not streamed) */
 		rc = import_fd(fd, m, err, errlen);
 		close(fd);
 		return rc;
 	}
-	rc = infile_read_fd(fd, STORE_MAX_FILE, &data, &len, err, errlen);
+	rc = store_read_profile_fd(fd, m, err, errlen);
 	close(fd);
-	if (rc)
-		return -1;
-	rc = store_parse_profile(data, len, m, err, errlen);
-	free(data);
 	return rc;
 }
 
