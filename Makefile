@@ -69,7 +69,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUTPUT)/tests/%)
 # what scripts/bench/run.sh runs besides topsprof and the sim; the e2e target builds them too,
 # for the benchmark's smoke test (tests/e2e/test_bench.sh)
 BENCH := $(OUTPUT)/bench
-BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so
+BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so $(BENCH)/genevents
 
 FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/null))
 
@@ -281,6 +281,12 @@ $(BENCH)/libinterpose.so: scripts/bench/interpose.c
 	$(call msg,LINK-SO,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SIM_APP_CFLAGS) -fPIC -shared $< -ldl -o $@
+
+# a synthetic raw data file of N calls, for the 10M-event series (scripts/bench/scale.sh)
+$(BENCH)/genevents: scripts/bench/genevents.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
 
 bench: all $(BENCH_BINS)
 	$(Q)scripts/bench/run.sh $(OUTPUT)

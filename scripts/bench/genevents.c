@@ -69,16 +69,18 @@ int main(int argc, char **argv)
 		if (i % 1000 == 998 || i % 1000 == 999) {
 			bool is_push = i % 1000 == 998;
 
-			tid = PID + (unsigned)(i / 1000 % 4); /* a range is pushed and popped by one thread */
+			tid = PID + (unsigned)(i / 1000 %
+					       4); /* a range is pushed and popped by one thread */
 			e.hdr.tid = tid;
 
 			e.fn = (uint32_t)(is_push ? push : pop);
 			if (is_push) {
-				struct tp_str_event s = { .hdr = { .type = EV_API_STR, .pid = PID,
-								   .tid = tid },
-							  .call_id = e.call_id,
-							  .len = 4,
-							  .last = API_STR_END };
+				struct tp_str_event s = {
+					.hdr = { .type = EV_API_STR, .pid = PID, .tid = tid },
+					.call_id = e.call_id,
+					.len = 4,
+					.last = API_STR_END
+				};
 
 				memcpy(s.data, "step", 4);
 				raw_event(w, &s, sizeof(s));
