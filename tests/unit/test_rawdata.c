@@ -185,13 +185,123 @@ static void test_roundtrip(void **state)
 	rmdir(dir);
 }
 
+/* version 4: the calls packed, each field back as it was written, in order with the strings and
+ * process events between them (a call's string before the call); a packed record cut short or
+ * with an overlong number is refused */
+static void test_packed_calls(void **state)
+{
+	struct raw_settings rs = { .stats_mode = false };
+	struct tp_api_event want[300];
+	struct tp_proc_event fork = { .hdr = { .type = EV_PROC_FORK, .pid = 9, .tid = 9 },
+				      .ppid = 7,
+				      .comm = "child" };
+	struct tp_str_event *str = calloc(1, sizeof(*str));
+	char err[256], dir[] = "/tmp/test_rawdata.d.XXXXXX";
+	struct outtarget t;
+	struct raw_writer *w;
+	struct model m;
+	gzFile gz;
+
+	(void)state;
+	assert_non_null(str);
+	assert_non_null(mkdtemp(dir));
+	snprintf(path, sizeof(path), "%s/r.raw", dir);
+	assert_int_equal(outtarget_file(&t, path, false, err, sizeof(err)), 0);
+	assert_int_equal(raw_open(&w, &t, err, sizeof(err)), 0);
+	for (int i = 0; i < 300; i++) {
+		struct tp_api_event *e = &want[i];
+
+		memset(e, 0, sizeof(*e));
+		e->hdr.type = EV_API_CALL;
+		e->hdr.cpu = (uint32_t)i % 3;
+		e->hdr.pid = i < 150 ? 7 : 9; /* deltas both ways */
+		e->hdr.tid = 100000 - (uint32_t)i;
+		e->call_id = (uint64_t)(i % 7) << 40 | (uint64_t)i;
+		e->start_ns = 1000000000000ull - (uint64_t)i * 3;
+		e->hdr.ts_ns = e->start_ns + (uint64_t)i * 11;
+		e->fn = (uint32_t)api_find(i % 2 ? "topsLaunchKernel" : "topsModuleLoad");
+		e->flags = (uint32_t)i;
+		e->ret = i % 3 ? -(int64_t)i : INT64_MIN;
+		e->args[i % API_REG_ARGS] = ~0ull - (uint64_t)i;
+		e->stack[i % API_STACK_ARGS] = (uint64_t)i * 1000;
+		if (i % 5 == 0)
+			e->attr[i % API_ATTR_SIZE] = (uint8_t)i;
+		if (i == 150)
+			raw_event(w, &fork, sizeof(fork));
+		if (i % 10 == 0) {
+			str->hdr.type = EV_API_STR;
+			str->call_id = e->call_id;
+			str->len = (uint16_t)snprintf(str->data, sizeof(str->data), "s%d", i);
+			str->last = API_STR_END;
+			raw_event(w, str, sizeof(*str));
+		}
+		raw_event(w, e, sizeof(*e));
+	}
+	model_init(&m);
+	assert_int_equal(raw_finish(w, &m, &rs, err, sizeof(err)), 0);
+	model_free(&m);
+	outtarget_close(&t);
+	model_init(&m);
+	assert_int_equal(raw_import(path, &m, &rs, err, sizeof(err)), 0);
+	assert_int_equal(m.ncalls, 300);
+	for (int i = 0; i < 300; i++) {
+		const struct api_call *c = &m.calls[i];
+		char s[16];
+
+		assert_int_equal(c->fn, want[i].fn);
+		assert_int_equal(c->pid, want[i].hdr.pid);
+		assert_int_equal(c->tid, want[i].hdr.tid);
+		assert_int_equal(c->call_id, want[i].call_id);
+		assert_int_equal(c->start_ns, want[i].start_ns);
+		assert_int_equal(c->end_ns, want[i].hdr.ts_ns);
+		assert_int_equal(c->flags, want[i].flags);
+		assert_true(c->ret == want[i].ret);
+		assert_memory_equal(c->args, want[i].args, sizeof(want[i].args));
+		assert_memory_equal(c->args + API_REG_ARGS, want[i].stack, sizeof(want[i].stack));
+		assert_memory_equal(c->attr, want[i].attr, sizeof(c->attr));
+		snprintf(s, sizeof(s), "s%d", i);
+		if (i % 10 == 0)
+			assert_string_equal(c->str[0], s);
+		else
+			assert_null(c->str[0]);
+	}
+	assert_int_equal(m.nprocs, 1);
+	model_free(&m);
+	unlink(path);
+	rmdir(dir);
+	free(str);
+
+	/* a packed record cut in a number, one with a number of 11 bytes, one cut in the
+	 * attributes: refused */
+	{
+		static const unsigned char cut[] = { 1, 0, 2, 2, 2, 2, 2, 0, 0, 0x80 };
+		static const unsigned char overlong[] = { 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+							  0x80, 0x80, 0x80, 0x80, 0x01 };
+		static const unsigned char attr[] = { 1, 0, 2, 2, 2, 2, 2, 0, 0, 0, 1, 7 };
+		const unsigned char *bad[] = { cut, overlong, attr };
+		size_t len[] = { sizeof(cut), sizeof(overlong), sizeof(attr) };
+
+		for (int k = 0; k < 3; k++) {
+			gz = start(4);
+			put(gz, 12, bad[k], len[k], NULL, 0);
+			assert_int_equal(finish(gz, &m, err, sizeof(err)), -1);
+			assert_string_equal(err, "corrupt: a bad record of type 12");
+			model_free(&m);
+		}
+		/* the same record type in a version 3 file is not one */
+		gz = start(3);
+		put(gz, 12, attr, sizeof(attr) - 2, NULL, 0);
+		assert_int_equal(finish(gz, &m, err, sizeof(err)), -1);
+		model_free(&m);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_by_name),
-		cmocka_unit_test(test_unknown_function),
-		cmocka_unit_test(test_version2_by_index),
-		cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_by_name),		  cmocka_unit_test(test_unknown_function),
+		cmocka_unit_test(test_version2_by_index), cmocka_unit_test(test_roundtrip),
+		cmocka_unit_test(test_packed_calls),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,6 +2,7 @@
 #include "output/rawdata.h"
 #include "lib/infile.h"
 #include "lib/outfile.h"
+#include "lib/varint.h"
 #include "output/store.h"
 
 #include <errno.h>
@@ -25,7 +26,12 @@ enum raw_type {
 	RAW_END = 9,
 	RAW_SAMPLES = 10, /* version 2: a piece of the samplers' sections (store_encode_samples) */
 	RAW_FN = 11,	  /* version 3: u32 index, function name: what an event's fn means */
+	RAW_CALLS = 12,	  /* version 4: API call events, packed (pack_call) */
 };
+
+/* the calls are packed in records of this size at most (each one whole) */
+#define CALLS_BATCH (64u << 10)
+#define PACKED_MAX  (12 * VARINT_MAX + 1 + API_ATTR_SIZE)
 
 #define MAX_RECORD  (1u << 20)
 #define MAX_SAMPLES (1u << 30) /* the samplers' sections, all pieces together, at most */
@@ -34,6 +40,9 @@ enum raw_type {
 struct raw_writer {
 	struct outfile o;
 	gzFile gz;
+	unsigned char batch[CALLS_BATCH]; /* calls packed, not yet written */
+	size_t nbatch;
+	struct tp_api_event prev; /* the last call packed in batch (zero at its start) */
 	bool failed;
 	int write_errno; /* the first write that failed, for the message */
 };
@@ -63,6 +72,59 @@ static void put(struct raw_writer *w, uint32_t type, const void *a, size_t alen,
 	    (alen && gzwrite(w->gz, a, (unsigned)alen) != (int)alen) ||
 	    (blen && gzwrite(w->gz, b, (unsigned)blen) != (int)blen))
 		gz_failed(w);
+}
+
+/* An API call (struct tp_api_event, 168 bytes) packed in about 20: LEB128 numbers, the ids and
+ * times as zigzag deltas to the call before it in the record, only the arguments that are not
+ * 0 (a mask says which), the topstx attributes only when not all 0:
+ *   fn | cpu | pid delta | tid delta | call_id delta | start delta | end - start | flags | ret
+ *   | argument mask (bit i: args[i], bits 6..9: stack[0..3]) | the arguments in the mask
+ *   | u8 attributes follow | [API_ATTR_SIZE bytes]
+ * A tenth of the bytes to compress and to inflate again: 10 million calls are read back in a
+ * second, not twelve. */
+static size_t pack_call(unsigned char *p, const struct tp_api_event *e,
+			const struct tp_api_event *prev)
+{
+	static const unsigned char zero[API_ATTR_SIZE];
+	uint64_t mask = 0, arg[API_REG_ARGS + API_STACK_ARGS];
+	size_t n = 0;
+
+	memcpy(arg, e->args, sizeof(e->args));
+	memcpy(arg + API_REG_ARGS, e->stack, sizeof(e->stack));
+	n += varint_put(p + n, e->fn);
+	n += varint_put(p + n, e->hdr.cpu);
+	n += varint_put(p + n, zigzag((int64_t)e->hdr.pid - (int64_t)prev->hdr.pid));
+	n += varint_put(p + n, zigzag((int64_t)e->hdr.tid - (int64_t)prev->hdr.tid));
+	n += varint_put(p + n, zigzag((int64_t)(e->call_id - prev->call_id)));
+	n += varint_put(p + n, zigzag((int64_t)(e->start_ns - prev->start_ns)));
+	n += varint_put(p + n, zigzag((int64_t)(e->hdr.ts_ns - e->start_ns)));
+	n += varint_put(p + n, e->flags);
+	n += varint_put(p + n, zigzag(e->ret));
+	for (int a = 0; a < API_REG_ARGS + API_STACK_ARGS; a++)
+		if (arg[a])
+			mask |= 1u << a;
+	n += varint_put(p + n, mask);
+	for (int a = 0; a < API_REG_ARGS + API_STACK_ARGS; a++)
+		if (arg[a])
+			n += varint_put(p + n, arg[a]);
+	p[n++] = memcmp(e->attr, zero, sizeof(zero)) != 0;
+	if (p[n - 1]) {
+		memcpy(p + n, e->attr, sizeof(e->attr));
+		n += sizeof(e->attr);
+	}
+	return n;
+}
+
+/* the packed calls so far as one record: before any other record, so the order stays */
+static void flush_calls(struct raw_writer *w)
+{
+	size_t n = w->nbatch;
+
+	if (!n)
+		return;
+	w->nbatch = 0;
+	memset(&w->prev, 0, sizeof(w->prev));
+	put(w, RAW_CALLS, w->batch, n, NULL, 0);
 }
 
 int raw_open(struct raw_writer **out, const struct outtarget *t, char *err, size_t errlen)
@@ -104,14 +166,29 @@ int raw_open(struct raw_writer **out, const struct outtarget *t, char *err, size
 
 void raw_event(struct raw_writer *w, const void *data, size_t size)
 {
-	if (w && size <= MAX_RECORD)
-		put(w, RAW_EVENT, data, size, NULL, 0);
+	const struct tp_event_hdr *h = data;
+
+	if (!w || size > MAX_RECORD)
+		return;
+	if (size == sizeof(struct tp_api_event) && h->type == EV_API_CALL) {
+		const struct tp_api_event *e = data;
+
+		if (w->nbatch + PACKED_MAX > sizeof(w->batch))
+			flush_calls(w);
+		w->nbatch += pack_call(w->batch + w->nbatch, e, &w->prev);
+		w->prev = *e;
+		return;
+	}
+	flush_calls(w);
+	put(w, RAW_EVENT, data, size, NULL, 0);
 }
 
 void raw_note(struct raw_writer *w, const char *key, const char *value)
 {
-	if (w)
-		put(w, RAW_NOTE, key, strlen(key) + 1, value, strlen(value));
+	if (!w)
+		return;
+	flush_calls(w);
+	put(w, RAW_NOTE, key, strlen(key) + 1, value, strlen(value));
 }
 
 /* what the samplers collected, in pieces of a record's size at most */
@@ -139,6 +216,7 @@ int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_set
 			       m->lost_stats, m->lost_proc_events, m->lost_pids };
 	char num[64];
 
+	flush_calls(w);
 	raw_note(w, "stats_mode", s->stats_mode ? "1" : "0");
 	if (s->has_include)
 		raw_note(w, "topstx_domain_include", s->include_domains);
@@ -276,6 +354,68 @@ struct fn_map {
 	uint16_t fn[API_MAX_FNS];
 };
 
+/* a call with the file's function index: 0, -1 bad, -2 a function this build does not trace */
+static int add_call(struct tp_api_event *e, struct model *m, const struct fn_map *map)
+{
+	if (map->named && e->fn < API_MAX_FNS && map->fn[e->fn] == FN_UNKNOWN)
+		return -2;
+	if (map->named)
+		e->fn = e->fn < API_MAX_FNS && map->fn[e->fn] ? map->fn[e->fn] - 1u : API_MAX_FNS;
+	if (e->fn >= api_table_len)
+		return -1;
+	model_add_call(m, e);
+	return 0;
+}
+
+/* a RAW_CALLS record (pack_call): every call whole, or the record is bad */
+static int packed_calls(const unsigned char *p, uint32_t len, struct model *m,
+			const struct fn_map *map)
+{
+	const unsigned char *end = p + len;
+	struct tp_api_event prev, e;
+
+	memset(&prev, 0, sizeof(prev));
+	while (p < end) {
+		uint64_t v[10], mask, arg[API_REG_ARGS + API_STACK_ARGS] = { 0 };
+		int rc;
+
+		for (int i = 0; i < 10; i++)
+			if (!varint_get(&p, end, &v[i]))
+				return -1;
+		mask = v[9];
+		if (v[0] > UINT32_MAX || v[1] > UINT32_MAX || v[7] > UINT32_MAX ||
+		    mask >> (API_REG_ARGS + API_STACK_ARGS))
+			return -1;
+		memset(&e, 0, sizeof(e));
+		e.hdr.type = EV_API_CALL;
+		e.fn = (uint32_t)v[0];
+		e.hdr.cpu = (uint32_t)v[1];
+		e.hdr.pid = (uint32_t)((int64_t)prev.hdr.pid + unzigzag(v[2]));
+		e.hdr.tid = (uint32_t)((int64_t)prev.hdr.tid + unzigzag(v[3]));
+		e.call_id = prev.call_id + (uint64_t)unzigzag(v[4]);
+		e.start_ns = prev.start_ns + (uint64_t)unzigzag(v[5]);
+		e.hdr.ts_ns = e.start_ns + (uint64_t)unzigzag(v[6]);
+		e.flags = (uint32_t)v[7];
+		e.ret = unzigzag(v[8]);
+		for (int a = 0; a < API_REG_ARGS + API_STACK_ARGS; a++)
+			if ((mask & (1u << a)) && !varint_get(&p, end, &arg[a]))
+				return -1;
+		memcpy(e.args, arg, sizeof(e.args));
+		memcpy(e.stack, arg + API_REG_ARGS, sizeof(e.stack));
+		if (p >= end || *p > 1 || (*p && (size_t)(end - p) < 1 + sizeof(e.attr)))
+			return -1;
+		if (*p++) {
+			memcpy(e.attr, p, sizeof(e.attr));
+			p += sizeof(e.attr);
+		}
+		prev = e;
+		rc = add_call(&e, m, map);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 static int event(const unsigned char *p, uint32_t len, struct model *m, const struct fn_map *map)
 {
 	struct tp_event_hdr h;
@@ -301,15 +441,7 @@ static int event(const unsigned char *p, uint32_t len, struct model *m, const st
 		if (len != sizeof(e))
 			return -1;
 		memcpy(&e, p, sizeof(e));
-		if (map->named && e.fn < API_MAX_FNS && map->fn[e.fn] == FN_UNKNOWN)
-			return -2;
-		if (map->named)
-			e.fn = e.fn < API_MAX_FNS && map->fn[e.fn] ? map->fn[e.fn] - 1u
-								   : API_MAX_FNS;
-		if (e.fn >= api_table_len)
-			return -1;
-		model_add_call(m, &e);
-		return 0;
+		return add_call(&e, m, map);
 	}
 	case EV_API_STR: {
 		struct tp_str_event *e;
@@ -330,7 +462,7 @@ static int event(const unsigned char *p, uint32_t len, struct model *m, const st
 }
 
 static int record(uint32_t type, const unsigned char *p, uint32_t len, struct model *m,
-		  struct raw_settings *s, const struct fn_map *map)
+		  struct raw_settings *s, const struct fn_map *map, uint32_t version)
 {
 	uint32_t d;
 
@@ -339,6 +471,8 @@ static int record(uint32_t type, const unsigned char *p, uint32_t len, struct mo
 		return note((const char *)p, len, m, s);
 	case RAW_EVENT:
 		return event(p, len, m, map);
+	case RAW_CALLS:
+		return version >= 4 ? packed_calls(p, len, m, map) : -1;
 	case RAW_DEV:
 	case RAW_SYNC: {
 		uint64_t a, b;
@@ -498,7 +632,7 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 			map->fn[f] = mine < 0 ? FN_UNKNOWN : (uint16_t)(mine + 1);
 			continue;
 		}
-		n = record(hdr[0], buf, hdr[1], m, s, map);
+		n = record(hdr[0], buf, hdr[1], m, s, map, version);
 		if (n == -2) {
 			snprintf(err, errlen,
 				 "calls of a function this topsprof does not trace: a build with "

@@ -18,8 +18,9 @@
 #include "model/model.h"
 #include "lib/outfile.h"
 
-/* 2: the samplers' sections; 3: the functions by name; 1 and 2 are still read */
-#define RAW_VERSION 3
+/* 2: the samplers' sections; 3: the functions by name; 4: the calls packed (LEB128, deltas);
+ * 1 to 3 are still read */
+#define RAW_VERSION 4
 
 struct raw_writer;
 

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The 10M-event post-processing series (issue 14): a synthetic raw data file of N API calls
+# (build/bench/genevents, through the product's own writer) and the profile made from it, then
+# each import and export timed with its maximum resident set (GNU time's %M), ROUNDS rounds
+# interleaved; prints a Markdown table of the median (min-max) seconds and MB, and bytes per
+# event of the median RSS. BENCH_SCALE_EVENTS sets N (default 10000000), BENCH_SCALE_ROUNDS the
+# rounds (default 5); BENCH_SCALE_100M=1 adds the summaries at 100M events (one round each).
+# Needs no BPF and no root.
+set -euo pipefail
+OUT=${1:-build}
+TOPSPROF=$OUT/topsprof
+GEN=$OUT/bench/genevents
+N=${BENCH_SCALE_EVENTS:-10000000}
+ROUNDS=${BENCH_SCALE_ROUNDS:-5}
+TIME=/usr/bin/time
+
+[ -x "$GEN" ] && [ -x "$TOPSPROF" ] || {
+	echo "scale: build $GEN and $TOPSPROF first (make bench)" >&2
+	exit 1
+}
+[ -x "$TIME" ] || {
+	echo "scale: SKIP: $TIME (GNU time) is missing" >&2
+	exit 0
+}
+dir=$(mktemp -d /tmp/topsprof-scale.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+
+gen() { # N: raw data and profile of N events in $dir
+	"$GEN" "$1" "$dir/ev$1.raw"
+	"$TOPSPROF" --quiet --import-rawdata "$dir/ev$1.raw" --export-profile "$dir/ev$1.prof" >/dev/null
+}
+
+# one run: NAME N command...; appends "seconds kb" to $dir/NAME
+run() {
+	local name=$1 n=$2
+	shift 2
+	rm -rf "$dir/out"
+	mkdir -p "$dir/out"
+	if ! "$TIME" -f "%e %M" -o "$dir/t" "$@" >/dev/null 2>"$dir/err"; then
+		echo "scale: $name failed:" >&2
+		cat "$dir/err" >&2
+		exit 1
+	fi
+	tail -1 "$dir/t" >>"$dir/$name"
+	rm -rf "$dir/out"
+}
+
+# median (min-max) of column COL of file F, divided by DIV, with FMT
+stat() {
+	sort -g -k"$2,$2" "$1" | awk -v c="$2" -v d="$3" -v f="$4" '
+		{ v[NR] = $c / d }
+		END { m = v[int((NR + 1) / 2)]; printf f " (" f "-" f ")", m, v[1], v[NR] }'
+}
+
+series() { # N: the rows for N events
+	local n=$1 raw=$dir/ev$1.raw prof=$dir/ev$1.prof
+	for _ in $(seq "$ROUNDS"); do
+		run "sum_prof_$n" "$n" "$TOPSPROF" --quiet --import-profile "$prof" --print-api-summary
+		run "sum_raw_$n" "$n" "$TOPSPROF" --quiet --import-rawdata "$raw" --print-api-summary
+		[ "$n" -gt 10000000 ] && continue
+		run "vpd_$n" "$n" "$TOPSPROF" --quiet --import-rawdata "$raw" \
+			--export-visual-profiler "$dir/out"
+		run "csv_$n" "$n" "$TOPSPROF" --quiet --import-profile "$prof" --print-gcu-trace \
+			--export-csv "$dir/out/t.csv"
+		run "chrome_$n" "$n" "$TOPSPROF" --quiet --import-profile "$prof" \
+			--export-chrome-trace "$dir/out/t.json"
+	done
+}
+
+row() { # NAME N what
+	local f=$dir/$1_$2
+	[ -s "$f" ] || return 0
+	local kb
+	kb=$(sort -g -k2,2 "$f" | awk '{ v[NR] = $2 } END { print v[int((NR + 1) / 2)] }')
+	echo "| $3 | $(printf "%'d" "$2") | $(stat "$f" 1 1 "%.2f") s | $(stat "$f" 2 1024 "%.0f") MB |" \
+		"$(awk -v k="$kb" -v n="$2" 'BEGIN { printf "%.1f", k * 1024 / n }') |"
+}
+
+gen "$N"
+series "$N"
+if [ "${BENCH_SCALE_100M:-}" = 1 ]; then
+	gen 100000000
+	ROUNDS=1 series 100000000
+fi
+
+echo "Kernel $(uname -r); hypervisor: $(dmesg 2>/dev/null | sed -n 's/.*Hypervisor detected: //p' | head -1)" \
+	"$(cat /sys/hypervisor/type 2>/dev/null || true); $(nproc) CPUs; median (min-max) of $ROUNDS rounds"
+echo
+echo "| post-processing | events | time | max RSS | bytes/event |"
+echo "|---|---|---|---|---|"
+for n in "$N" 100000000; do
+	row sum_prof "$n" "summary from a profile (--import-profile)"
+	row sum_raw "$n" "summary from raw data (--import-rawdata)"
+	row vpd "$n" "raw data to vpd (--export-visual-profiler)"
+	row csv "$n" "profile to CSV trace (--print-gcu-trace --export-csv)"
+	row chrome "$n" "profile to Chrome trace (--export-chrome-trace)"
+done
