@@ -5,14 +5,14 @@
 # each import and export timed with its maximum resident set (GNU time's %M), ROUNDS rounds
 # interleaved; prints a Markdown table of the median (min-max) seconds and MB, and bytes per
 # event of the median RSS. BENCH_SCALE_EVENTS sets N (default 10000000), BENCH_SCALE_ROUNDS the
-# rounds (default 5); BENCH_SCALE_100M=1 adds the summaries at 100M events (one round each).
+# rounds (default BENCH_ROUNDS, else 5); BENCH_SCALE_100M=1 adds the summaries at 100M events (one round each).
 # Needs no BPF and no root.
 set -euo pipefail
 OUT=${1:-build}
 TOPSPROF=$OUT/topsprof
 GEN=$OUT/bench/genevents
 N=${BENCH_SCALE_EVENTS:-10000000}
-ROUNDS=${BENCH_SCALE_ROUNDS:-5}
+ROUNDS=${BENCH_SCALE_ROUNDS:-${BENCH_ROUNDS:-5}} # make bench's run.sh gives BENCH_ROUNDS
 TIME=/usr/bin/time
 
 [ -x "$GEN" ] && [ -x "$TOPSPROF" ] || {
