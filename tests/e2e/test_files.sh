@@ -124,6 +124,17 @@ for opts in "" "--print-gcu-trace" "--print-summary-per-gcu"; do
 			die "raw data ($opts, $mode): $(diff "$TMP/live" "$TMP/replayed")"
 	done
 done
+# only a summary asked for: the import keeps no runtime call (said under --debug), and prints what
+# an import that keeps every call (for a Chrome trace) prints
+run "$TOPSPROF" --debug --import-rawdata "$TMP/r.raw"
+expect_rc 0
+expect_err "calls not kept (only a summary is asked for)"
+grep -v '^process profile data' <<<"$out" | sed 's/^==[0-9]*==//' >"$TMP/summary_only"
+run "$TOPSPROF" --import-rawdata "$TMP/r.raw" --export-chrome-trace "$TMP/every.json"
+expect_rc 0
+grep -v '^process profile data' <<<"$out" | sed 's/^==[0-9]*==//' >"$TMP/every_call"
+cmp -s "$TMP/summary_only" "$TMP/every_call" ||
+	die "summary without the calls: $(diff "$TMP/summary_only" "$TMP/every_call")"
 gzip -t "$TMP/r.raw" || die "raw data is not a gzip stream"
 head -c 200 "$TMP/r.raw" >"$TMP/raw.trunc"
 cp "$TMP/r.raw" "$TMP/raw.flip"
