@@ -979,6 +979,34 @@ static const struct {
 	{ SEC_KERN, "KERN", decode_kernel }, { SEC_STRS, "STRS", decode_strs },
 };
 
+#define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
+
+/* the row of a section's tag, or NSECTIONS: a section of a newer minor version (skipped) */
+static size_t find_section(uint32_t tag)
+{
+	size_t i = 0;
+
+	while (i < NSECTIONS && sections[i].tag != tag)
+		i++;
+	return i;
+}
+
+/* one section's payload (n bytes at p) into the model, by its row; meta: whether META came yet.
+ * 0, or -1 with err */
+static int decode_one(size_t i, const unsigned char *p, size_t n, struct model *m, bool *meta,
+		      char *err, size_t errlen)
+{
+	struct rbuf r = { .p = p, .n = n };
+	bool is_meta = sections[i].tag == SEC_META;
+
+	if ((is_meta && *meta) || sections[i].decode(&r, m) || (is_meta && r.off != r.n)) {
+		snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+		return -1;
+	}
+	*meta |= is_meta;
+	return 0;
+}
+
 /* whole: a whole profile (META first of all); else only the samplers' sections are taken */
 static int decode_sections(const unsigned char *p, size_t n, struct model *m, bool whole, char *err,
 			   size_t errlen)
@@ -997,23 +1025,15 @@ static int decode_sections(const unsigned char *p, size_t n, struct model *m, bo
 			snprintf(err, errlen, "corrupt: a section runs past the end");
 			return -1;
 		}
-		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
-			struct rbuf s = { .p = r.p + r.off, .n = (size_t)len };
-
-			if (sections[i].tag != tag)
-				continue;
+		i = find_section(tag);
+		if (i < NSECTIONS) {
 			if (!whole && tag != SEC_CPUS && tag != SEC_UTIL && tag != SEC_KERN) {
 				snprintf(err, errlen, "corrupt: a %s section among the samplers'",
 					 sections[i].what);
 				return -1;
 			}
-			if ((tag == SEC_META && meta) || sections[i].decode(&s, m) ||
-			    (tag == SEC_META && s.off != s.n)) {
-				snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+			if (decode_one(i, r.p + r.off, (size_t)len, m, &meta, err, errlen))
 				return -1;
-			}
-			meta |= tag == SEC_META;
-			break;
 		}
 		r.off += (size_t)len; /* sections of newer minor versions are skipped */
 	}
@@ -1247,11 +1267,8 @@ static int stream_sections(struct zin *s, struct model *m, char *err, size_t err
 			snprintf(err, errlen, "corrupt: a section runs past the end");
 			return -1;
 		}
-		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
-			if (sections[i].tag == tag)
-				break;
-		if (i == sizeof(sections) / sizeof(sections[0]) ||
-		    (tag == SEC_CALL && m->summary_only)) {
+		i = find_section(tag);
+		if (i == NSECTIONS || (tag == SEC_CALL && m->summary_only)) {
 			/* sections of newer minor versions are skipped; the calls too when only a
 			 * summary is asked for (the statistics are in STAT) */
 			if (zin_skip(s, len))
@@ -1270,7 +1287,6 @@ static int stream_sections(struct zin *s, struct model *m, char *err, size_t err
 			continue;
 		}
 		{
-			struct rbuf r;
 			unsigned char *p = malloc(len ? (size_t)len : 1);
 			int bad;
 
@@ -1278,21 +1294,11 @@ static int stream_sections(struct zin *s, struct model *m, char *err, size_t err
 				snprintf(err, errlen, "out of memory");
 				return -1;
 			}
-			if (zin_read(s, p, (size_t)len)) {
-				free(p);
-				return -1;
-			}
-			memset(&r, 0, sizeof(r));
-			r.p = p;
-			r.n = (size_t)len;
-			bad = (tag == SEC_META && meta) || sections[i].decode(&r, m) ||
-			      (tag == SEC_META && r.off != r.n);
+			bad = zin_read(s, p, (size_t)len) ||
+			      decode_one(i, p, (size_t)len, m, &meta, err, errlen);
 			free(p);
-			if (bad) {
-				snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+			if (bad)
 				return -1;
-			}
-			meta |= tag == SEC_META;
 		}
 	}
 	if (!meta) {
@@ -1363,7 +1369,6 @@ static int read_blocks(struct bsrc *s, struct model *m, char *err, size_t errlen
 		uint64_t len, zlen;
 		uint32_t tag;
 		uLongf got;
-		struct rbuf r;
 		size_t i;
 		int bad;
 
@@ -1390,11 +1395,8 @@ static int read_blocks(struct bsrc *s, struct model *m, char *err, size_t errlen
 				 (unsigned long long)len);
 			return -1;
 		}
-		for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++)
-			if (sections[i].tag == tag)
-				break;
-		if (i == sizeof(sections) / sizeof(sections[0]) ||
-		    (tag == SEC_CALL && m->summary_only)) {
+		i = find_section(tag);
+		if (i == NSECTIONS || (tag == SEC_CALL && m->summary_only)) {
 			if (bsrc_skip(s, zlen)) {
 				snprintf(err, errlen, "truncated");
 				return -1;
@@ -1419,17 +1421,10 @@ static int read_blocks(struct bsrc *s, struct model *m, char *err, size_t errlen
 			return -1;
 		}
 		free(z);
-		memset(&r, 0, sizeof(r));
-		r.p = raw;
-		r.n = (size_t)len;
-		bad = (tag == SEC_META && meta) || sections[i].decode(&r, m) ||
-		      (tag == SEC_META && r.off != r.n);
+		bad = decode_one(i, raw, (size_t)len, m, &meta, err, errlen);
 		free(raw);
-		if (bad) {
-			snprintf(err, errlen, "corrupt: bad %s section", sections[i].what);
+		if (bad)
 			return -1;
-		}
-		meta |= tag == SEC_META;
 	}
 	if (!meta) {
 		snprintf(err, errlen, "corrupt: no META section");
