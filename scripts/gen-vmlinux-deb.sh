@@ -35,27 +35,10 @@ if [ -f "$pkg" ]; then
 	deb=$(realpath "$pkg")
 else
 	command -v apt-get >/dev/null || { echo "gen-vmlinux-deb: apt-get not found" >&2; exit 1; }
-	apt=$work/apt
-	mkdir -p "$apt/lists/partial" "$apt/archives/partial" "$work/deb"
-	touch "$apt/status"
-	key=/usr/share/keyrings/debian-archive-keyring.gpg
-	cat >"$apt/sources.list" <<-EOS
-		deb [signed-by=$key] $mirror/debian $suite main
-		deb [signed-by=$key] $mirror/debian-security $suite-security main
-	EOS
-	cat >"$apt/apt.conf" <<-EOS
-		APT::Architecture "$debarch";
-		APT::Architectures { "$debarch"; };
-		APT::Sandbox::User "$(id -un)";
-		Dir::State "$apt";
-		Dir::State::status "$apt/status";
-		Dir::Cache "$apt";
-		Dir::Etc::SourceList "$apt/sources.list";
-		Dir::Etc::SourceParts "$apt/none";
-	EOS
-	export APT_CONFIG=$apt/apt.conf
+	. "$top/scripts/lib/deb-apt.sh"
+	deb_apt_setup "$work/apt" "$debarch" "$suite"
+	mkdir -p "$work/deb"
 	echo "gen-vmlinux-deb: fetching $pkg ($debarch) from $mirror" >&2
-	apt-get -qq update >&2
 	(cd "$work/deb" && apt-get -qq download "$pkg" >&2)
 	debs=("$work"/deb/*.deb)
 	deb=${debs[0]}
