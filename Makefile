@@ -76,7 +76,7 @@ FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/nu
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all clean install test unit unit-san e2e e2e-san demo format format-check bench sim fuzz \
-	bpf-arm64
+	bpf-arm64 vm-test vm-matrix
 
 all: $(SKELS) $(TOPSPROF) sim
 
@@ -246,6 +246,16 @@ TEST_STAGES := format-check bpf-arm64 unit unit-san e2e e2e-san fuzz
 test:
 	$(Q)rm -rf $(TEST_LOGS)
 	$(Q)LOG_DIR=$(TEST_LOGS) MAKE="$(MAKE)" tests/run-stages.sh $(TEST_STAGES)
+
+# the kernel-side e2e tests inside QEMU VMs booting Debian's kernels (scripts/vm/): vm-test the
+# 6.1 one, vm-matrix 5.10, 6.1 and 6.12; VM_KERNELS chooses, VM_TESTS the tests
+VM_KERNELS ?= 6.1
+vm-test: $(TOPSPROF) sim $(TESTRT_TARGETS)
+	$(Q)scripts/install-deps.sh
+	$(Q)LOG_DIR=$(TEST_LOGS)/vm scripts/vm/test.sh $(VM_KERNELS)
+
+vm-matrix: VM_KERNELS = 5.10 6.1 6.12
+vm-matrix: vm-test
 
 format:
 	$(Q)$(CLANG_FORMAT) -i $(FORMAT_FILES)

@@ -3,8 +3,9 @@
 # Install the Debian 12 packages that building and testing topsprof need. Idempotent and quiet:
 # when everything is present it prints nothing and returns at once; otherwise it names what it
 # installs on stderr. `--check` only reports what is missing (exit 1 when something is).
-# The OPTIONAL packages are the peers `make bench` compares topsprof with: tried after the others,
-# and a failure to install them is a warning, not a failure (the benchmark skips their rows).
+# The OPTIONAL packages are the peers `make bench` compares topsprof with and the VM test bed's
+# (make vm-test: QEMU, a static busybox): tried after the others, and a failure to install them is
+# a warning, not a failure (the benchmark skips their rows, the VM tests skip).
 set -euo pipefail
 
 PACKAGES=(
@@ -12,7 +13,7 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev liblzma-dev g++ binutils xz-utils libcjson-dev libcmocka-dev libsqlite3-dev sqlite3
 	python3 openmpi-bin libc6-dbg
 )
-OPTIONAL=(bpftrace ltrace)
+OPTIONAL=(bpftrace ltrace qemu-system-x86 busybox-static)
 
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 missing=() optional=()
@@ -25,7 +26,7 @@ done
 
 [ ${#missing[@]} -eq 0 ] && [ ${#optional[@]} -eq 0 ] && exit 0
 if [ "${1:-}" = "--check" ]; then
-	[ ${#optional[@]} -eq 0 ] || echo "missing optional packages (make bench): ${optional[*]}" >&2
+	[ ${#optional[@]} -eq 0 ] || echo "missing optional packages (make bench, make vm-test): ${optional[*]}" >&2
 	[ ${#missing[@]} -eq 0 ] && exit 0
 	echo "missing packages: ${missing[*]}" >&2
 	exit 1
@@ -56,12 +57,12 @@ if [ ${#missing[@]} -gt 0 ]; then
 	fi
 fi
 if [ ${#optional[@]} -gt 0 ]; then
-	echo "install-deps: installing the optional ${optional[*]} (make bench's peers)" >&2
+	echo "install-deps: installing the optional ${optional[*]} (make bench's peers, the VM tests)" >&2
 	if ! { [ $updated = 1 ] || "${sudo[@]}" apt-get update -qq >"$log" 2>&1; } ||
 		! apt_install "${optional[@]}"; then
 		sed 's/^/    /' "$log" >&2
 		echo "install-deps: warning: could not install the optional ${optional[*]}:" \
-			"make bench skips their rows" >&2
+			"make bench skips their rows, make vm-test skips" >&2
 	fi
 fi
 exit 0
