@@ -166,6 +166,15 @@ vm_initramfs_host() {
 		[ -L "$f" ] || elfs+=("${f#"$root"}")
 	done
 	vm_copy_libs "$root" "${elfs[@]}"
+	# the C library's debug file (libc6-dbg), found by build-id as on the host: its local
+	# functions (start_thread) are named from it
+	local id
+	for f in "$root"/usr/lib/x86_64-linux-gnu/*.so*; do
+		[ -L "$f" ] && continue
+		id=$(readelf -n "$f" 2>/dev/null | sed -n 's/.*Build ID: *//p')
+		[ -n "$id" ] && [ -e "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug" ] &&
+			vm_copy "$root" "/usr/lib/debug/.build-id/${id:0:2}/${id:2}.debug"
+	done
 
 	cat >"$root/etc/passwd" <<-EOF
 		root:x:0:0:root:/root:/bin/bash
@@ -213,6 +222,8 @@ vm_initramfs_kernel() {
 	local root=$1 kdir=$2 abi m f dep
 	abi=$(cat "$kdir/abi")
 	local src=$kdir/root/lib/modules/$abi dst=$root/usr/lib/modules/$abi
+	# trixie's packages are merged-/usr
+	[ -d "$src" ] || src=$kdir/root/usr/lib/modules/$abi
 	vm_merged_usr "$root"
 	mkdir -p "$dst"
 	local todo=(${VM_MODULES-brd loop null_blk tun dummy}) seen=" "
