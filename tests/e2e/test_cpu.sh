@@ -103,8 +103,17 @@ checks=$((checks + 1))
 kernel_part() { awk -v s="$(cpu_field "$1" 2)" -v t="$(cpu_field "$1" 4)" 'BEGIN { print t - s }'; }
 expect_share "hot_loop self %" "$(cpu_field hot_loop 2)" hot_ms 10 10 "$(kernel_part hot_loop)"
 expect_share "warm_loop self %" "$(cpu_field warm_loop 2)" warm_ms 8 10 "$(kernel_part warm_loop)"
-expect_share "main total %" "$(cpu_field main 4)" main_ms 10 10
-expect_share "worker total %" "$(cpu_field worker 4)" worker_ms 10 10
+# main and worker have no samples of their own: where many functions have one sample each (the
+# loader's and the kernel's while the app starts, many more under QEMU's TCG), the report's 20
+# rows, by self time, leave them out; their totals are then the folded file's
+folded_total() {
+	awk -v f="$1" '{ n = $NF; all += n; sub(/ [0-9]+$/, ""); k = split($0, a, ";")
+		for (i = 1; i <= k; i++) if (a[i] == f) { s += n; break } }
+		END { if (all > 0) printf "%.2f\n", 100 * s / all }' "$TMP/cpu.folded"
+}
+total_of() { local v; v=$(cpu_field "$1" 4); echo "${v:-$(folded_total "$1")}"; }
+expect_share "main total %" "$(total_of main)" main_ms 10 10
+expect_share "worker total %" "$(total_of worker)" worker_ms 10 10
 # frame pointers kept: the stacks are whole, no warning
 checks=$((checks + 1))
 ! grep -q "stop short" <<<"$out" || die "stacks reported truncated:"$'\n'"$out"
