@@ -214,8 +214,10 @@ if command -v unshare >/dev/null; then
 		 exit 1
 		 (sleep 0.5; rm '$TMP/nsroot2/lib/libtopsrt.so.1' &&
 		  mkfifo '$TMP/nsroot2/lib/libtopsrt.so.1 (deleted)') &
-		 exec '$TMP/nsroot2/bin/cpu_hot' 5000" >/dev/null 2>&1 &
+		 exec '$TMP/nsroot2/bin/cpu_hot' -c 60000" >/dev/null 2>&1 &
 	app=$!
+	# (-c: hot_loop and warm_loop in turns, however late the attach: under QEMU's TCG, 5 s of
+	# hot_loop then warm_loop had reached warm_loop by then; killed below)
 	sleep 1.5
 	run timeout 30 "$TOPSPROF" --attach-pid "$app" --duration 1.5 --cpu-profiling-callstack \
 		--runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" --export-folded "$TMP/fifo.folded"
