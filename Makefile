@@ -52,6 +52,8 @@ CLANG_BPF_SYS_INCLUDES := $(shell $(CLANG) -v -E - </dev/null 2>&1 | \
 bpf_cflags = -g -O2 -target bpf -D__TARGET_ARCH_$(1) -Wall -Werror -MMD -MP \
 	-Ivmlinux/$(1) -Iinclude -Ibpf $(CLANG_BPF_SYS_INCLUDES)
 BPF_CFLAGS := $(call bpf_cflags,$(ARCH))
+# by object: kernel.bpf.c exchanges atomically (a full barrier, BPF_XCHG: Linux 5.12+)
+BPF_CFLAGS_kernel := -mcpu=v3
 
 BPF_SRCS := $(wildcard bpf/*.bpf.c)
 BPF_OBJS := $(BPF_SRCS:bpf/%.bpf.c=$(OUTPUT)/bpf/%.bpf.o)
@@ -89,7 +91,7 @@ $(OUTPUT) $(OUTPUT)/bpf $(OUTPUT)/bpf-arm64 $(OUTPUT)/skel $(OUTPUT)/tests \
 
 $(OUTPUT)/bpf/%.bpf.o: bpf/%.bpf.c vmlinux/$(ARCH)/vmlinux.h | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)
-	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(CLANG) $(BPF_CFLAGS) $(BPF_CFLAGS_$*) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
 # the objects for arm64, which no machine here runs: proof that they build (no skeletons)
@@ -97,7 +99,7 @@ bpf-arm64: $(BPF_ARM64_OBJS)
 
 $(OUTPUT)/bpf-arm64/%.bpf.o: bpf/%.bpf.c vmlinux/arm64/vmlinux.h | $(OUTPUT)/bpf-arm64
 	$(call msg,BPF-A64,$@)
-	$(Q)$(CLANG) $(call bpf_cflags,arm64) -c $< -o $@
+	$(Q)$(CLANG) $(call bpf_cflags,arm64) $(BPF_CFLAGS_$*) -c $< -o $@
 	$(Q)$(LLVM_STRIP) -g $@
 
 $(OUTPUT)/skel/%.skel.h: $(OUTPUT)/bpf/%.bpf.o | $(OUTPUT)/skel

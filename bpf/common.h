@@ -3,6 +3,9 @@
 #ifndef TOPSPROF_BPF_COMMON_H
 #define TOPSPROF_BPF_COMMON_H
 
+/* one load the compiler neither repeats nor leaves out (another CPU, or topsprof, writes it) */
+#define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
+
 /* topsprof start/stop switch it (--profile-from-start off: false at load) */
 bool collecting = true;
 

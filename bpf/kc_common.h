@@ -79,13 +79,19 @@ static __always_inline void kc_count_drop(__u32 which)
 	count_in(&kc_drops, which);
 }
 
-static __always_inline bool kc_followed(__u32 tgid)
+/* whether the filter takes the process: never topsprof, nor the idle threads (tgid 0) */
+static __always_inline bool kc_takes(__u32 tgid)
 {
-	if (!tgid || tgid == self_tgid || !collecting)
+	if (!tgid || tgid == self_tgid)
 		return false;
 	if (filter == KC_FILTER_CURRENT)
 		return bpf_map_lookup_elem(&tracked_pids, &tgid) != NULL;
 	return true;
+}
+
+static __always_inline bool kc_followed(__u32 tgid)
+{
+	return collecting && kc_takes(tgid);
 }
 
 static __always_inline void kc_announce(__u32 tgid)

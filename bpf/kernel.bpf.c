@@ -12,6 +12,11 @@
 #include "kc_common.h"
 #include "sysnr.h"
 
+/* bpf_find_vma (Linux 5.17+), which tells a futex on the driver's memory; topsprof probes for it */
+const volatile bool have_find_vma = true;
+/* TOPSPROF_TASK_STORAGE=1: the answer to "followed?" kept in task storage, not per CPU */
+const volatile bool follow_by_task;
+
 /* the KMD module, whose files are the driver's (--kmd-module) */
 const volatile char kmd_module[KC_MODULE_LEN] = "enflame";
 /* --kernel-callstack-filter f1,f2,...: the functions' address ranges, from kallsyms */
@@ -37,6 +42,62 @@ struct {
 
 #define TASK_RUNNING 0
 #define TASK_DEAD    0x80
+
+/* Whether a thread is followed, decided first: every system call and context switch of the host
+ * runs these programs. The answer is kept per CPU in a small direct-mapped cache (a slot by
+ * tid), for the thread it was found for and the generation of the followed set it was found
+ * in (tracked_gen); the set itself is looked up only when the slot holds another thread or an
+ * older generation. With follow_by_task, kept in the thread's task storage instead. */
+#define KC_FOLLOW_SLOTS 64
+
+struct kc_follow {
+	__u64 pid_tgid; /* the thread the answer is for */
+	__u64 gen;	/* tracked_gen when it was found */
+	__u64 followed;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, KC_FOLLOW_SLOTS);
+	__type(key, __u32);
+	__type(value, struct kc_follow);
+} kc_follow_cpu SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct kc_follow);
+} kc_follow_task SEC(".maps");
+
+/* whether the filter takes the thread pt (its pid_tgid), task (NULL: the current one) */
+static __always_inline bool kc_takes_thread(struct task_struct *task, __u64 pt)
+{
+	__u32 zero = 0, slot = (__u32)pt % KC_FOLLOW_SLOTS;
+	struct kc_follow *c;
+	__u64 *genp, gen;
+
+	if (filter != KC_FILTER_CURRENT) /* no set to look up */
+		return kc_takes(pt >> 32);
+	genp = bpf_map_lookup_elem(&tracked_gen, &zero);
+	if (follow_by_task)
+		c = bpf_task_storage_get(&kc_follow_task, task ? task : bpf_get_current_task_btf(),
+					 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	else
+		c = bpf_map_lookup_elem(&kc_follow_cpu, &slot);
+	if (!genp || !c)
+		return kc_takes(pt >> 32);
+	gen = READ_ONCE(*genp);
+	if (c->pid_tgid == pt && c->gen == gen)
+		return c->followed;
+	/* A full barrier (an exchange) between reading the generation and reading the set: the
+	 * answer kept under gen has seen every change made before gen was reached (on arm64 the
+	 * two loads could pass each other; x86 keeps them in order anyway) */
+	__sync_lock_test_and_set(&c->pid_tgid, pt);
+	c->followed = kc_takes(pt >> 32);
+	c->gen = gen;
+	return c->followed;
+}
 
 static __always_inline bool module_is_kmd(struct module *owner)
 {
@@ -115,6 +176,8 @@ static __always_inline bool enters_driver(struct pt_regs *regs, long id)
 	case SYSNR_MMAP: /* the fifth argument */
 		return driver_file(fd_file(PT_REGS_PARM5_CORE_SYSCALL(regs)));
 	case SYSNR_FUTEX: /* a wait on the driver's memory */
+		if (!have_find_vma)
+			return false;
 		bpf_find_vma(bpf_get_current_task_btf(), PT_REGS_PARM1_CORE_SYSCALL(regs),
 			     vma_is_driver, &c, 0);
 		return c.hit;
@@ -130,12 +193,12 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 	__u32 tid = (__u32)pt;
 	struct kc_thread th = {};
 
+	if (!kc_takes_thread(NULL, pt) || !collecting)
+		return 0;
 #ifdef SYSNR_URETPROBE
 	if (id == SYSNR_URETPROBE) /* topsprof's own return probes, not the application */
 		return 0;
 #endif
-	if (!kc_followed(pt >> 32))
-		return 0;
 	th.flags = enters_driver(regs, id) ? KC_IN_DRIVER : 0;
 	if (filter == KC_FILTER_KMD && !th.flags)
 		return 0;
@@ -152,9 +215,12 @@ int BPF_PROG(kc_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt;
-	struct kc_thread *th = bpf_map_lookup_elem(&kc_threads, &tid);
 	struct kc_entry_key k = {};
+	struct kc_thread *th;
 
+	if (!kc_takes_thread(NULL, pt))
+		return 0;
+	th = bpf_map_lookup_elem(&kc_threads, &tid);
 	if (!th || th->kind != KC_ENTRY_SYSCALL)
 		return 0;
 	if (collecting && (filter != KC_FILTER_FUNCS || (th->flags & KC_MATCHED))) {
@@ -197,20 +263,24 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(kc_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
 	     unsigned int prev_state)
 {
-	__u64 now = bpf_ktime_get_ns(), pt = bpf_get_current_pid_tgid();
+	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = next->pid, tgid = pt >> 32;
-	struct kc_thread *th = bpf_map_lookup_elem(&kc_threads, &tid), fresh = {};
+	struct kc_thread *th, fresh = {};
 
 	/* the thread coming back: the wait it ends (not counted when collection stopped meanwhile) */
-	if (th && th->off_ns) {
-		if (collecting)
-			kc_add_stack(&th->wait, now - th->off_ns);
-		th->off_ns = 0;
-		if (th->kind == KC_ENTRY_NONE)
-			bpf_map_delete_elem(&kc_threads, &tid);
+	if (kc_takes_thread(next, (__u64)next->tgid << 32 | tid)) {
+		th = bpf_map_lookup_elem(&kc_threads, &tid);
+		if (th && th->off_ns) {
+			if (collecting)
+				kc_add_stack(&th->wait, bpf_ktime_get_ns() - th->off_ns);
+			th->off_ns = 0;
+			if (th->kind == KC_ENTRY_NONE)
+				bpf_map_delete_elem(&kc_threads, &tid);
+		}
 	}
 	/* the thread leaving: a wait, unless it was only preempted, or ends */
-	if (preempt || prev_state == TASK_RUNNING || (prev_state & TASK_DEAD) || !kc_followed(tgid))
+	if (preempt || prev_state == TASK_RUNNING || (prev_state & TASK_DEAD) ||
+	    !kc_takes_thread(NULL, pt) || !collecting)
 		return 0;
 	tid = (__u32)pt;
 	th = bpf_map_lookup_elem(&kc_threads, &tid);
@@ -240,7 +310,18 @@ int BPF_PROG(kc_switch, bool preempt, struct task_struct *prev, struct task_stru
 	th->wait.id = th->id;
 	th->wait.driver = th->flags & KC_IN_DRIVER;
 	th->wait.offcpu = 1;
-	th->off_ns = now;
+	th->off_ns = bpf_ktime_get_ns();
 	kc_announce(tgid);
+	return 0;
+}
+
+/* A thread's end: its entry goes, whatever it was in. exit and exit_group never return (no
+ * sys_exit), and the process may have left the followed set already: unconditionally. */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(kc_thread_exit, struct task_struct *task)
+{
+	__u32 tid = task->pid;
+
+	bpf_map_delete_elem(&kc_threads, &tid);
 	return 0;
 }

@@ -66,6 +66,8 @@ int BPF_PROG(proc_fork, struct task_struct *parent, struct task_struct *child)
 			return 0;
 		if (bpf_map_update_elem(&tracked_pids, &pid, root, BPF_ANY))
 			count_drop(1);
+		else
+			tracked_changed();
 	}
 	emit(EV_PROC_FORK, child, ppid, 0);
 	return 0;
@@ -90,8 +92,8 @@ int BPF_PROG(proc_exit, struct task_struct *task)
 	if (BPF_CORE_READ(task, signal, live.counter) != 0)
 		return 0;
 	emit(EV_PROC_EXIT, task, 0, BPF_CORE_READ(task, exit_code));
-	if (filter_pids)
-		bpf_map_delete_elem(&tracked_pids, &tgid);
+	if (filter_pids && !bpf_map_delete_elem(&tracked_pids, &tgid))
+		tracked_changed();
 	return 0;
 }
 

@@ -197,12 +197,51 @@ static void test_system_wide(void **state)
 	proctree_close(pt);
 }
 
+/* the set's generation goes up with every change (bpf/tracked.h): an add, a fork and an exit
+ * inside the set; a process outside it changes nothing */
+static void test_generation(void **state)
+{
+	struct proctree *pt = *state;
+	uint64_t g0, g1, g2;
+	pid_t outside, inside;
+	int go[2], status;
+	char c;
+
+	if (!pt)
+		skip();
+	assert_int_equal(pipe(go), 0);
+	outside = fork();
+	if (outside == 0)
+		_exit(read(go[0], &c, 1) == 1 ? 0 : 1);
+	g0 = proctree_gen(pt);
+	fork_and_reap(0); /* ours: not in the set */
+	assert_int_equal(proctree_gen(pt), g0);
+	assert_int_equal(proctree_add(pt, outside), 0);
+	g1 = proctree_gen(pt);
+	assert_true(g1 > g0);
+	assert_int_equal(write(go[1], "g", 1), 1);
+	assert_int_equal(waitpid(outside, &status, 0), outside);
+	drain_until_exit(pt, (uint32_t)outside);
+	assert_false(proctree_has(pt, outside));
+	g2 = proctree_gen(pt);
+	assert_true(g2 > g1); /* it left */
+	/* a child of a process in the set joins it, and leaves it */
+	assert_int_equal(proctree_add(pt, getpid()), 0);
+	g1 = proctree_gen(pt);
+	inside = fork_and_reap(0);
+	drain_until_exit(pt, (uint32_t)inside);
+	assert_true(proctree_gen(pt) >= g1 + 2);
+	close(go[0]);
+	close(go[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_tree, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_untracked, setup, teardown),
 		cmocka_unit_test(test_system_wide),
+		cmocka_unit_test_setup_teardown(test_generation, setup, teardown),
 	};
 
 	return cmocka_run_group_tests_name("proctree", tests, NULL, NULL);

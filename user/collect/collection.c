@@ -61,13 +61,12 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 				       .collecting = s->collecting,
 				       .tap = tap,
 				       .tap_ctx = tap_ctx,
-				       .pid_map_fd = proctree_map_new() };
-	if (c->env.pid_map_fd < 0) {
-		pr_error("creating the map of the processes followed: %s%s",
-			 strerror(-c->env.pid_map_fd),
-			 c->env.pid_map_fd == -EPERM
-				 ? " (run as root, or with CAP_BPF and CAP_PERFMON)"
-				 : "");
+				       .pid_map_fd = -1,
+				       .gen_map_fd = -1 };
+	err = proctree_maps_new(&c->env.pid_map_fd, &c->env.gen_map_fd);
+	if (err) {
+		pr_error("creating the maps of the processes followed: %s%s", strerror(-err),
+			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
 		return 1;
 	}
 	for (size_t i = 0; i < NCOLLECTORS; i++) {
@@ -141,5 +140,7 @@ void collection_close(struct collection *c)
 		}
 	if (c->env.pid_map_fd > 0)
 		close(c->env.pid_map_fd);
-	c->env.pid_map_fd = -1;
+	if (c->env.gen_map_fd > 0)
+		close(c->env.gen_map_fd);
+	c->env.pid_map_fd = c->env.gen_map_fd = -1;
 }

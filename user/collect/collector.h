@@ -65,7 +65,7 @@ struct collect_env {
 	/* the processes followed: their map, made before the collectors open, and the process
 	 * collector's handle (set when it has opened) */
 	struct proctree *pt;
-	int pid_map_fd;
+	int pid_map_fd, gen_map_fd;
 };
 
 /* one collector in a run: the run's shared state, and its own handle */

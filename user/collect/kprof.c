@@ -11,6 +11,7 @@
 #include "symbols/proccache.h"
 #include "symbols/stackname.h"
 #include "symbols/symbolize.h"
+#include "collect/proctree.h"
 #include "collect/syscalls.h"
 
 #include <bpf/bpf.h>
@@ -27,10 +28,11 @@
 #define MAX_TARGETS  256		   /* KMD functions probed at most */
 #define FENTRY_CHECK "security_file_ioctl" /* a kernel function to load fentry against */
 #define TRACEPOINTS  "tracepoints (raw_syscalls, sched_switch)"
+#define NTP	     4 /* sys_enter, sys_exit, sched_switch, sched_process_exit */
 
 struct kprof {
 	struct kernel_bpf *skel;
-	struct bpf_link *tp[3];
+	struct bpf_link *tp[NTP];
 	struct kmd_bpf **kmd; /* one per function with fentry; one in all with kprobes */
 	size_t nkmd;
 	struct bpf_link **links;
@@ -140,6 +142,7 @@ static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, co
 			      ?: bpf_program__set_attach_target(s->progs.kc_kmd_fexit, 0, target);
 #define SHARE(m) (err = err ?: bpf_map__reuse_fd(s->maps.m, bpf_map__fd(k->skel->maps.m)))
 	SHARE(tracked_pids);
+	SHARE(tracked_gen); /* unused there: one map, not one per object */
 	SHARE(kc_threads);
 	SHARE(kc_entries);
 	SHARE(kc_stacks);
@@ -323,6 +326,15 @@ void kprof_probes(const struct kprof *k, struct kprof_probes *out)
 	*out = k->probes;
 }
 
+/* whether the kernel has bpf_find_vma (Linux 5.17+), which tells a futex wait on the driver's
+ * memory; TOPSPROF_NO_FIND_VMA=1 takes the other path here, to test it */
+static bool have_find_vma(void)
+{
+	if (getenv("TOPSPROF_NO_FIND_VMA"))
+		return false;
+	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0;
+}
+
 int kprof_open(struct kprof **out, const struct kprof_opts *o)
 {
 	struct kprof *k = calloc(1, sizeof(*k));
@@ -344,6 +356,8 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 	k->skel->rodata->filter = o->filter;
 	k->skel->rodata->self_tgid = (__u32)getpid();
 	k->skel->data->collecting = o->collecting;
+	k->skel->rodata->follow_by_task = o->follow_by_task;
+	k->skel->rodata->have_find_vma = have_find_vma();
 	snprintf((char *)k->skel->rodata->kmd_module, KC_MODULE_LEN, "%s", o->kmd_module);
 	if (o->filter == KC_FILTER_FUNCS) {
 		char bad[256];
@@ -373,6 +387,8 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 		k->skel->rodata->nfuncs = n;
 	}
 	err = o->pid_map_fd >= 0 ? bpf_map__reuse_fd(k->skel->maps.tracked_pids, o->pid_map_fd) : 0;
+	if (!err && o->pid_map_fd >= 0)
+		err = bpf_map__reuse_fd(k->skel->maps.tracked_gen, o->gen_map_fd);
 	if (!err)
 		err = kernel_bpf__load(k->skel);
 	if (err) {
@@ -383,12 +399,24 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 	k->tp[0] = bpf_program__attach(k->skel->progs.kc_sys_enter);
 	k->tp[1] = bpf_program__attach(k->skel->progs.kc_sys_exit);
 	k->tp[2] = bpf_program__attach(k->skel->progs.kc_switch);
-	if (!k->tp[0] || !k->tp[1] || !k->tp[2]) {
-		err = -errno;
-		pr_error("attaching the kernel callstack tracepoints: %s", strerror(-err));
-		goto fail;
-	}
+	k->tp[3] = bpf_program__attach(k->skel->progs.kc_thread_exit);
+	for (int i = 0; i < NTP; i++)
+		if (!k->tp[i]) {
+			err = -errno;
+			pr_error("attaching the kernel callstack tracepoints: %s", strerror(-err));
+			goto fail;
+		}
 	pr_debug("kernel callstacks: tracepoints sys_enter, sys_exit, sched_switch attached");
+	if (o->filter == KC_FILTER_CURRENT)
+		pr_debug("kernel callstacks: whether a thread is followed: %s",
+			 o->follow_by_task ? "kept in its task storage (TOPSPROF_TASK_STORAGE=1)"
+					   : "kept per CPU, by thread and generation of the set");
+	if (k->skel->rodata->have_find_vma)
+		pr_debug(
+			"kernel callstacks: futex waits on the driver's memory told by bpf_find_vma");
+	else
+		pr_debug("kernel callstacks: no bpf_find_vma in this kernel (Linux 5.17+): futex "
+			 "waits are not told apart as the driver's");
 	probe_functions(k, o);
 	err = proc_watch_init(&k->procs, bpf_map__fd(k->skel->maps.kc_new),
 			      bpf_map__fd(k->skel->maps.kc_seen));
@@ -409,7 +437,7 @@ void kprof_close(struct kprof *k)
 		return;
 	for (size_t i = 0; i < k->nlinks; i++)
 		bpf_link__destroy(k->links[i]);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < NTP; i++)
 		bpf_link__destroy(k->tp[i]);
 	for (size_t i = 0; i < k->nkmd; i++)
 		kmd_bpf__destroy(k->kmd[i]);
@@ -443,6 +471,21 @@ void kprof_clear(struct kprof *k)
 			      bpf_map__key_size(k->kmd[i]->maps.kmd_calls));
 	for (uint32_t i = 0; i < KC_DROP__COUNT; i++)
 		percpu_u64_zero(bpf_map__fd(k->skel->maps.kc_drops), i);
+}
+
+size_t kprof_threads(const struct kprof *k, uint32_t *tids, size_t max)
+{
+	int fd = bpf_map__fd(k->skel->maps.kc_threads);
+	__u32 key, *prev = NULL;
+	size_t n = 0;
+
+	while (!bpf_map_get_next_key(fd, prev, &key)) {
+		if (n < max)
+			tids[n] = key;
+		n++;
+		prev = &key;
+	}
+	return n;
 }
 
 void kprof_poll(struct kprof *k)
@@ -481,6 +524,33 @@ static const char *entry_name(struct kprof *k, uint32_t kind, uint64_t id, char 
 	}
 }
 
+/* what the tracepoint programs cost, when kernel.bpf_stats_enabled is on (--debug): their own
+ * run time, not the kernel's dispatch to them (scripts/bench/kcalls.sh) */
+static void say_costs(const struct kprof *k)
+{
+	const struct bpf_program *progs[] = { k->skel->progs.kc_sys_enter,
+					      k->skel->progs.kc_sys_exit,
+					      k->skel->progs.kc_switch };
+	char line[256];
+	int len = 0;
+
+	for (size_t i = 0; i < sizeof(progs) / sizeof(progs[0]); i++) {
+		struct bpf_prog_info info = { 0 };
+		__u32 ilen = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(bpf_program__fd(progs[i]), &info, &ilen) ||
+		    !info.run_cnt)
+			return;
+		len += snprintf(line + len, sizeof(line) - len, "%s%s %llu runs, %.1f ns each",
+				i ? "; " : "", bpf_program__name(progs[i]),
+				(unsigned long long)info.run_cnt,
+				(double)info.run_time_ns / (double)info.run_cnt);
+		if (len >= (int)sizeof(line))
+			return;
+	}
+	pr_debug("kernel callstack programs: %s", line);
+}
+
 int kprof_collect(struct kprof *k, struct kernel_profile *p)
 {
 	int entries = bpf_map__fd(k->skel->maps.kc_entries);
@@ -494,6 +564,7 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 	char buf[256];
 	int err = 0;
 
+	say_costs(k);
 	free(p->mechanism);
 	p->mechanism = strdup(k->mechanism);
 	proc_watch_poll(&k->procs, true);
@@ -564,6 +635,8 @@ static int kernel_open(struct collector_state *st)
 		/* a launched application: from its release on (not its wait for it), begin */
 		.collecting = s->collecting && !s->launched,
 		.pid_map_fd = st->env->pid_map_fd,
+		.gen_map_fd = st->env->gen_map_fd,
+		.follow_by_task = getenv("TOPSPROF_TASK_STORAGE") != NULL,
 	};
 
 	if (o.filter == KC_FILTER_CURRENT && s->system_wide)

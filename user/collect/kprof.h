@@ -22,6 +22,8 @@ struct kprof_opts {
 	const char *kmd_module;
 	bool collecting;
 	int pid_map_fd;	      /* the process tracker's tracked_pids */
+	int gen_map_fd;	      /* and its tracked_gen, taken with pid_map_fd (not when -1) */
+	bool follow_by_task;  /* "followed?" kept in task storage, not per CPU */
 	const char *kallsyms; /* NULL: /proc/kallsyms */
 };
 
@@ -33,6 +35,9 @@ void kprof_clear(struct kprof *k);
 /* capture the mappings of processes whose stacks were taken (as cpuprof_poll) */
 void kprof_poll(struct kprof *k);
 int kprof_epoll_fd(const struct kprof *k);
+/* the threads with an entry in kc_threads (a call or a wait under way): how many, the first
+ * max of them in tids (for the tests) */
+size_t kprof_threads(const struct kprof *k, uint32_t *tids, size_t max);
 int kprof_collect(struct kprof *k, struct kernel_profile *p);
 
 /* what the start-up probing found: whether the kprobe and fentry programs passed the verifier

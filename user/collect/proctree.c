@@ -12,12 +12,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 struct proctree {
 	struct proc_bpf *skel;
 	struct ring_buffer *rb;
+	uint64_t *gen; /* tracked_gen, mapped */
+	size_t gen_len;
 	proctree_event_fn on_event;
 	void *ctx;
 };
@@ -85,13 +88,24 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 		goto fail;
 	}
 	pt->skel->rodata->filter_pids = !opts->system_wide;
-	err = opts->pid_map_fd ? bpf_map__reuse_fd(pt->skel->maps.tracked_pids, opts->pid_map_fd)
-			       : 0;
+	err = 0;
+	if (opts->pid_map_fd)
+		err = bpf_map__reuse_fd(pt->skel->maps.tracked_pids, opts->pid_map_fd)
+			      ?: bpf_map__reuse_fd(pt->skel->maps.tracked_gen, opts->gen_map_fd);
 	if (!err)
 		err = proc_bpf__load(pt->skel);
 	if (err) {
 		pr_error("loading the process tracker BPF programs: %s%s", strerror(-err),
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
+		goto fail;
+	}
+	pt->gen_len = (size_t)sysconf(_SC_PAGESIZE);
+	pt->gen = mmap(NULL, pt->gen_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       bpf_map__fd(pt->skel->maps.tracked_gen), 0);
+	if (pt->gen == MAP_FAILED) {
+		err = -errno;
+		pt->gen = NULL;
+		pr_error("mapping the process tracker's generation: %s", strerror(-err));
 		goto fail;
 	}
 	err = proc_bpf__attach(pt->skel);
@@ -117,6 +131,8 @@ void proctree_close(struct proctree *pt)
 	if (!pt)
 		return;
 	ring_buffer__free(pt->rb);
+	if (pt->gen)
+		munmap(pt->gen, pt->gen_len);
 	proc_bpf__destroy(pt->skel);
 	free(pt);
 }
@@ -127,6 +143,9 @@ int proctree_add(struct proctree *pt, pid_t tgid)
 
 	if (bpf_map_update_elem(proctree_map_fd(pt), &key, &root, BPF_ANY))
 		return -errno;
+	/* after the change (bpf/tracked.h): answers kept from before are stale now. Atomic: the
+	 * BPF programs bump it on fork and exit meanwhile */
+	__atomic_fetch_add(pt->gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -154,11 +173,22 @@ int proctree_map_fd(const struct proctree *pt)
 	return bpf_map__fd(pt->skel->maps.tracked_pids);
 }
 
-int proctree_map_new(void)
+int proctree_gen_fd(const struct proctree *pt)
 {
-	int fd = bpf_map_create(BPF_MAP_TYPE_HASH, "tracked_pids", sizeof(__u32), sizeof(__u32),
-				TRACKED_PIDS_MAX, NULL),
-	    high;
+	return bpf_map__fd(pt->skel->maps.tracked_gen);
+}
+
+uint64_t proctree_gen(const struct proctree *pt)
+{
+	return __atomic_load_n(pt->gen, __ATOMIC_SEQ_CST);
+}
+
+/* a map as bpf/tracked.h defines it, on an fd above 2; -errno */
+static int map_new(enum bpf_map_type type, const char *name, uint32_t value_size, uint32_t max,
+		   uint32_t flags)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = flags);
+	int fd = bpf_map_create(type, name, sizeof(__u32), value_size, max, &o), high;
 
 	if (fd < 0)
 		return -errno;
@@ -167,6 +197,24 @@ int proctree_map_new(void)
 	high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	close(fd);
 	return high < 0 ? -errno : high;
+}
+
+int proctree_maps_new(int *pid_map_fd, int *gen_map_fd)
+{
+	*gen_map_fd = -1;
+	*pid_map_fd =
+		map_new(BPF_MAP_TYPE_HASH, "tracked_pids", sizeof(__u32), TRACKED_PIDS_MAX, 0);
+	if (*pid_map_fd < 0)
+		return *pid_map_fd;
+	*gen_map_fd = map_new(BPF_MAP_TYPE_ARRAY, "tracked_gen", sizeof(__u64), 1, BPF_F_MMAPABLE);
+	if (*gen_map_fd < 0) {
+		int err = *gen_map_fd;
+
+		close(*pid_map_fd);
+		*pid_map_fd = -1;
+		return err;
+	}
+	return 0;
 }
 
 void proctree_watch_signals(struct proctree *pt, pid_t app)
@@ -217,7 +265,8 @@ static int proc_open(struct collector_state *st)
 	struct proctree_opts po = { .on_event = on_proc_event,
 				    .ctx = st,
 				    .system_wide = st->env->set->system_wide,
-				    .pid_map_fd = st->env->pid_map_fd };
+				    .pid_map_fd = st->env->pid_map_fd,
+				    .gen_map_fd = st->env->gen_map_fd };
 	struct proctree *pt;
 
 	if (proctree_open(&pt, &po))

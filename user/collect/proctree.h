@@ -16,7 +16,8 @@ typedef void (*proctree_event_fn)(void *ctx, const struct tp_proc_event *e);
 
 struct proctree_opts {
 	bool system_wide; /* every process counts as tracked */
-	int pid_map_fd;	  /* the followed processes' map from proctree_map_new; 0: its own */
+	/* the followed processes' map and their generation's, from proctree_maps_new; 0: its own */
+	int pid_map_fd, gen_map_fd;
 	proctree_event_fn on_event;
 	void *ctx;
 };
@@ -28,6 +29,8 @@ struct proctree_opts {
 int proctree_open(struct proctree **out, const struct proctree_opts *opts);
 void proctree_close(struct proctree *pt);
 
+/* the process joins the set (with the children it forks from now on); the set's generation
+ * goes up, so that no BPF program keeps an answer it found before (bpf/tracked.h) */
 int proctree_add(struct proctree *pt, pid_t tgid);
 bool proctree_has(const struct proctree *pt, pid_t tgid);
 
@@ -35,12 +38,15 @@ bool proctree_has(const struct proctree *pt, pid_t tgid);
 int proctree_epoll_fd(const struct proctree *pt);
 int proctree_poll(struct proctree *pt, int timeout_ms);
 
-/* the tracked_pids map, for other BPF programs to share */
+/* the tracked_pids map, and the tracked_gen one (the set's generation), for other BPF programs
+ * to share; the generation now */
 int proctree_map_fd(const struct proctree *pt);
+int proctree_gen_fd(const struct proctree *pt);
+uint64_t proctree_gen(const struct proctree *pt);
 
-/* a new, empty tracked_pids map (an fd above 2), or -errno: made before any BPF object is
- * loaded, every collector's object can be loaded with it at once */
-int proctree_map_new(void);
+/* new, empty tracked_pids and tracked_gen maps (fds above 2): 0, or -errno and none. Made before
+ * any BPF object is loaded, every collector's object can be loaded with them at once */
+int proctree_maps_new(int *pid_map_fd, int *gen_map_fd);
 
 /* signals generated for app (the launched application) are noted from now on; whether signal
  * sig reached it at or after since_ns (CLOCK_MONOTONIC) from a sender other than exclude, and
