@@ -71,7 +71,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUTPUT)/tests/%)
 # what scripts/bench/run.sh runs besides topsprof and the sim; the e2e target builds them too,
 # for the benchmark's smoke test (tests/e2e/test_bench.sh)
 BENCH := $(OUTPUT)/bench
-BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so $(BENCH)/genevents
+BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so $(BENCH)/genevents $(BENCH)/tpfloor $(BENCH)/sysloop
 
 FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/null))
 
@@ -299,6 +299,27 @@ $(BENCH)/genevents: scripts/bench/genevents.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# the floor of kernel callstacks' tracepoints: empty programs there (scripts/bench/kcalls.sh)
+$(BENCH)/tpfloor.bpf.o: scripts/bench/tpfloor.bpf.c vmlinux/$(ARCH)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(BENCH)/tpfloor.skel.h: $(BENCH)/tpfloor.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name tpfloor_bpf > $@
+
+$(BENCH)/tpfloor: scripts/bench/tpfloor.c $(BENCH)/tpfloor.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(CPPFLAGS) -I$(BENCH) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
+$(BENCH)/sysloop: scripts/bench/sysloop.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< -o $@
+
 
 bench: all $(BENCH_BINS)
 	$(Q)scripts/bench/run.sh $(OUTPUT)
