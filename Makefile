@@ -71,7 +71,8 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUTPUT)/tests/%)
 # what scripts/bench/run.sh runs besides topsprof and the sim; the e2e target builds them too,
 # for the benchmark's smoke test (tests/e2e/test_bench.sh)
 BENCH := $(OUTPUT)/bench
-BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so $(BENCH)/genevents $(BENCH)/tpfloor $(BENCH)/sysloop
+BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so $(BENCH)/genevents \
+	      $(BENCH)/tpfloor $(BENCH)/sysloop
 
 FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/null))
 
