@@ -199,6 +199,7 @@ FUZZ_CFLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefin
 # every runtime's table, as topsprof has them
 FUZZ_PROFILE_SRCS := user/output/store.c user/model/model.c $(wildcard user/target/runtime/*.c) \
 	user/lib/strlist.c user/model/cpustacks.c user/model/utilization.c user/model/kstacks.c \
+	user/model/calls.c \
 	user/lib/infile.c
 FUZZ_BINS := $(FUZZ)/fuzz_profile $(FUZZ)/fuzz_profile_payload $(FUZZ)/fuzz_activities \
 	$(FUZZ)/fuzz_rawdata $(FUZZ)/fuzz_vpd $(FUZZ)/fuzz_symtab $(FUZZ)/fuzz_procmaps

@@ -210,7 +210,8 @@ static size_t launches(const struct model *m)
 	size_t n = 0;
 
 	for (size_t i = 0; i < m->ncalls; i++)
-		n += m->calls[i].fn == (uint32_t)fn && m->calls[i].pid != (uint32_t)getpid();
+		n += model_call(m, i).fn == (uint32_t)fn &&
+		     model_call(m, i).pid != (uint32_t)getpid();
 	return n;
 }
 

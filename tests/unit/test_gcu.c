@@ -73,13 +73,12 @@ static void test_fit_edges(void **state)
 
 static struct model m;
 
-static size_t add_call(const char *fn, uint32_t tid, uint64_t start, uint64_t a0, uint64_t a2,
-		       uint64_t a3, uint64_t a4, int64_t ret)
+/* a call with a7, the first stack argument, too */
+static size_t add_call7(const char *fn, uint32_t tid, uint64_t start, uint64_t a0, uint64_t a2,
+			uint64_t a3, uint64_t a4, int64_t ret, uint64_t a7)
 {
-	struct api_call *c;
+	struct api_call call, *c = &call;
 
-	m.calls = realloc(m.calls, (m.ncalls + 1) * sizeof(*m.calls));
-	c = &m.calls[m.ncalls];
 	memset(c, 0, sizeof(*c));
 	c->fn = (uint32_t)api_find(fn);
 	c->pid = 100;
@@ -91,7 +90,15 @@ static size_t add_call(const char *fn, uint32_t tid, uint64_t start, uint64_t a0
 	c->args[2] = a2;
 	c->args[3] = a3;
 	c->args[4] = a4;
+	c->args[7] = a7;
+	assert_true(calls_add(&m.calls, c));
 	return m.ncalls++;
+}
+
+static size_t add_call(const char *fn, uint32_t tid, uint64_t start, uint64_t a0, uint64_t a2,
+		       uint64_t a3, uint64_t a4, int64_t ret)
+{
+	return add_call7(fn, tid, start, a0, a2, a3, a4, ret, 0);
 }
 
 static size_t add_op(enum gcu_record_kind kind, uint32_t tid, uint64_t launch, uint32_t stream,
@@ -128,13 +135,12 @@ static void test_join(void **state)
 	m.gcu_activities = GCU_ACT_OPERATOR | GCU_ACT_MEMCPY;
 	/* thread 1, stream handle 0xa (device stream 3): copy in, kernel, copy out */
 	c_copy1 = add_call("topsMemcpyAsync", 1, 1000, 0, 4096, 1, 0xa, 0);
-	c_launch1 = add_call("topsLaunchKernel", 1, 2000, 0xf00, 0, 0, 0, 0);
-	m.calls[c_launch1].args[7] = 0xa; /* the stream, on the stack */
+	/* the stream, on the stack */
+	c_launch1 = add_call7("topsLaunchKernel", 1, 2000, 0xf00, 0, 0, 0, 0, 0xa);
 	c_copy2 = add_call("topsMemcpyAsync", 1, 3000, 0, 4096, 2, 0xa, 0);
 	/* its record was lost (the device ring overflowed) */
 	c_lost = add_call("topsMemcpyAsync", 1, 4000, 0, 999, 2, 0xa, 0);
-	c_launch2 = add_call("topsLaunchKernel", 1, 5000, 0xf00, 0, 0, 0, 0);
-	m.calls[c_launch2].args[7] = 0xa;
+	c_launch2 = add_call7("topsLaunchKernel", 1, 5000, 0xf00, 0, 0, 0, 0, 0xa);
 	/* a failed call submits nothing */
 	c_failed = add_call("topsMemcpyAsync", 1, 6000, 0, 8, 1, 0xa, 1);
 	/* thread 2, the default stream: a blocking copy */
@@ -167,7 +173,7 @@ static void test_join(void **state)
 	(void)c_lost;
 	(void)c_failed;
 	(void)c_late;
-	free(m.calls);
+	calls_free(&m.calls);
 	free(m.ops);
 	memset(&m, 0, sizeof(m));
 }
@@ -190,7 +196,7 @@ static void test_join_identity(void **state)
 	assert_int_equal(m.unjoined_records, 1);
 	assert_int_equal(m.unjoined_calls, 1);
 	(void)b;
-	free(m.calls);
+	calls_free(&m.calls);
 	free(m.ops);
 	memset(&m, 0, sizeof(m));
 }
@@ -213,7 +219,7 @@ static void test_join_handle_reuse(void **state)
 	assert_int_equal(m.ops[1].call, (int64_t)b);
 	assert_int_equal(m.unjoined_records, 0);
 	(void)d;
-	free(m.calls);
+	calls_free(&m.calls);
 	free(m.ops);
 	memset(&m, 0, sizeof(m));
 }

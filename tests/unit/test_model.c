@@ -70,31 +70,31 @@ static void test_strings(void **state)
 	piece(&m, e.call_id, 1, 0, "payload", 1);
 	piece(&m, e.call_id, 0, 0, "hello", 0);
 	model_add_call(&m, &e);
-	assert_string_equal(m.calls[0].str[0], "helloworld");
-	assert_int_equal(m.calls[0].str_len[0], 10);
-	assert_false(m.calls[0].truncated[0]);
-	assert_string_equal(m.calls[0].str[1], "payload");
+	assert_string_equal(model_call(&m, 0).str[0], "helloworld");
+	assert_int_equal(model_call(&m, 0).str_len[0], 10);
+	assert_false(model_call(&m, 0).truncated[0]);
+	assert_string_equal(model_call(&m, 0).str[1], "payload");
 	/* cut by the limit */
 	e = call("topstxMark", 1, 1, 30, 40, 0);
 	piece(&m, e.call_id, 0, 0, "abc", 2);
 	model_add_call(&m, &e);
-	assert_true(m.calls[1].truncated[0]);
+	assert_true(model_call(&m, 1).truncated[0]);
 	/* a lost piece in the middle: what came before it, marked */
 	e = call("topstxMark", 1, 1, 50, 60, 0);
 	piece(&m, e.call_id, 0, 0, "abc", 0);
 	piece(&m, e.call_id, 0, 6, "ghi", 1);
 	model_add_call(&m, &e);
-	assert_true(m.calls[2].truncated[0]);
-	assert_string_equal(m.calls[2].str[0], "abc");
+	assert_true(model_call(&m, 2).truncated[0]);
+	assert_string_equal(model_call(&m, 2).str[0], "abc");
 	/* the last piece lost */
 	e = call("topstxMark", 1, 1, 70, 80, 0);
 	piece(&m, e.call_id, 0, 0, "abc", 0);
 	model_add_call(&m, &e);
-	assert_true(m.calls[3].truncated[0]);
+	assert_true(model_call(&m, 3).truncated[0]);
 	/* no string at all */
 	e = call("topstxRangePop", 1, 1, 90, 95, 0);
 	model_add_call(&m, &e);
-	assert_null(m.calls[4].str[0]);
+	assert_null(model_call(&m, 4).str[0]);
 	assert_int_equal(m.npending, 0);
 	assert_int_equal(m.first_ns, 10);
 	assert_int_equal(m.last_ns, 95);

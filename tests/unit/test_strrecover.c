@@ -392,8 +392,8 @@ static void test_model(void **state)
 	model_add_str(&m, s);
 	e = mark(1);
 	model_add_call(&m, &e);
-	assert_string_equal(m.calls[0].str[0], "[unreadable string at 0x1234]");
-	assert_false(m.calls[0].truncated[0]);
+	assert_string_equal(model_call(&m, 0).str[0], "[unreadable string at 0x1234]");
+	assert_false(model_call(&m, 0).truncated[0]);
 	/* lost after a first piece: what came, then where it stopped */
 	memset(s, 0, sizeof(*s));
 	s->call_id = 2;
@@ -407,7 +407,7 @@ static void test_model(void **state)
 	model_add_str(&m, s);
 	e = mark(2);
 	model_add_call(&m, &e);
-	assert_string_equal(m.calls[1].str[0], "abc[unreadable string at 0x5000]");
+	assert_string_equal(model_call(&m, 1).str[0], "abc[unreadable string at 0x5000]");
 	/* the attributes */
 	memset(s, 0, sizeof(*s));
 	s->call_id = 3;
@@ -416,7 +416,7 @@ static void test_model(void **state)
 	model_add_str(&m, s);
 	e = mark(3);
 	model_add_call(&m, &e);
-	assert_string_equal(m.calls[2].str[0], "[unreadable attributes at 0x7000]");
+	assert_string_equal(model_call(&m, 2).str[0], "[unreadable attributes at 0x7000]");
 	/* recovered: the string as passed, counted once, not as a loss */
 	memset(s, 0, sizeof(*s));
 	s->call_id = 4;
@@ -431,7 +431,7 @@ static void test_model(void **state)
 	model_add_str(&m, s);
 	e = mark(4);
 	model_add_call(&m, &e);
-	assert_string_equal(m.calls[3].str[0], "cold page");
+	assert_string_equal(model_call(&m, 3).str[0], "cold page");
 	/* a legitimately empty string is not a loss */
 	memset(s, 0, sizeof(*s));
 	s->call_id = 5;
@@ -439,7 +439,7 @@ static void test_model(void **state)
 	model_add_str(&m, s);
 	e = mark(5);
 	model_add_call(&m, &e);
-	assert_string_equal(m.calls[4].str[0], "");
+	assert_string_equal(model_call(&m, 4).str[0], "");
 	assert_int_equal(m.lost_unreadable, 3);
 	assert_int_equal(m.str_recovered, 1);
 	assert_int_equal(model_lost_total(&m), 3);

@@ -110,7 +110,7 @@ static void query_trace(const struct model *m)
 	size_t n = 0;
 
 	for (size_t i = 0; names && i < m->ncalls; i++) {
-		const struct api_call *c = &m->calls[i];
+		struct api_call call = model_call(m, i), *c = &call;
 		size_t k;
 
 		if (api_table[c->fn].tx != TX_DOMAIN_NEW || !c->str[0])
@@ -139,6 +139,12 @@ int print_outputs(const struct cli *cli, const struct model *m, const struct exp
 
 	char command[4096];
 
+	if (m->ncalls) { /* the memory budget: HOW-IT-WORKS, "Memory per event" */
+		size_t b = calls_bytes(&m->calls);
+
+		pr_debug("%zu calls kept, %.1f MB, %.1f bytes a call", m->ncalls, (double)b / 1e6,
+			 (double)b / (double)m->ncalls);
+	}
 	cli_command_line(cli, command, sizeof(command));
 	if (cli->given[OPT_QUERY_TRACE]) {
 		query_trace(m);

@@ -442,8 +442,12 @@ static size_t gcu_pids(void *ctx, uint32_t *out, size_t max)
 
 	if (u->calls > m->ncalls || u->ops > m->nops) /* topsprof cancel emptied them */
 		u->calls = u->ops = 0;
-	for (; u->calls < m->ncalls; u->calls++)
-		gcu_user_add(u, m->calls[u->calls].pid);
+	for (; u->calls < m->ncalls; u->calls++) {
+		uint32_t pid, tid;
+
+		calls_thread(&m->calls, u->calls, &pid, &tid);
+		gcu_user_add(u, pid);
+	}
 	for (; u->ops < m->nops; u->ops++)
 		gcu_user_add(u, m->ops[u->ops].rec.pid);
 	memcpy(out, u->pids, (u->n < max ? u->n : max) * sizeof(*out));

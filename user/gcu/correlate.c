@@ -64,14 +64,19 @@ static int by_thread_launch(const void *a, const void *b)
 
 static int by_thread_start(const void *a, const void *b)
 {
-	const struct api_call *x = &cur->calls[*(const size_t *)a];
-	const struct api_call *y = &cur->calls[*(const size_t *)b];
+	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	uint32_t xpid, xtid, ypid, ytid;
+	uint64_t xs, ys;
 
-	if (x->pid != y->pid)
-		return x->pid < y->pid ? -1 : 1;
-	if (x->tid != y->tid)
-		return x->tid < y->tid ? -1 : 1;
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+	calls_thread(&cur->calls, i, &xpid, &xtid);
+	calls_thread(&cur->calls, j, &ypid, &ytid);
+	if (xpid != ypid)
+		return xpid < ypid ? -1 : 1;
+	if (xtid != ytid)
+		return xtid < ytid ? -1 : 1;
+	xs = calls_start_ns(&cur->calls, i);
+	ys = calls_start_ns(&cur->calls, j);
+	return xs < ys ? -1 : xs > ys;
 }
 
 /* what a process's stream handles and kernel functions turned out to be */
@@ -148,10 +153,10 @@ static bool matches(struct ids *ids, const struct api_call *c, uint32_t gen,
 
 static int by_start(const void *a, const void *b)
 {
-	const struct api_call *x = &cur->calls[*(const size_t *)a];
-	const struct api_call *y = &cur->calls[*(const size_t *)b];
+	uint64_t x = calls_start_ns(&cur->calls, *(const size_t *)a);
+	uint64_t y = calls_start_ns(&cur->calls, *(const size_t *)b);
 
-	return x->start_ns < y->start_ns ? -1 : x->start_ns > y->start_ns;
+	return x < y ? -1 : x > y;
 }
 
 /* for every call, how often its stream handle had been destroyed before it: the runtime may
@@ -171,7 +176,7 @@ static uint32_t *stream_generations(const struct model *m)
 	cur = m;
 	qsort(order, m->ncalls, sizeof(*order), by_start);
 	for (size_t k = 0; k < m->ncalls; k++) {
-		const struct api_call *c = &m->calls[order[k]];
+		struct api_call call = model_call(m, order[k]), *c = &call;
 		const struct api_fn *f = &api_table[c->fn];
 		uint64_t h = f->stream_arg == NO_ARG ? 0 : c->args[f->stream_arg];
 		size_t j;
@@ -192,6 +197,23 @@ static uint32_t *stream_generations(const struct model *m)
 	return gen;
 }
 
+/* call i's thread sorts before op's */
+static bool thread_before(const struct model *m, size_t i, const struct gcu_op *op)
+{
+	uint32_t pid, tid;
+
+	calls_thread(&m->calls, i, &pid, &tid);
+	return pid < op->rec.pid || (pid == op->rec.pid && tid < op->rec.tid);
+}
+
+static bool same_thread(const struct model *m, size_t i, const struct gcu_op *op)
+{
+	uint32_t pid, tid;
+
+	calls_thread(&m->calls, i, &pid, &tid);
+	return pid == op->rec.pid && tid == op->rec.tid;
+}
+
 void gcu_join(struct model *m)
 {
 	size_t *ops = malloc((m->nops + 1) * sizeof(*ops));
@@ -207,7 +229,7 @@ void gcu_join(struct model *m)
 		if (primary(&m->ops[i]))
 			ops[nops++] = i;
 	for (size_t i = 0; i < m->ncalls; i++) {
-		enum api_category c = api_table[m->calls[i].fn].category;
+		enum api_category c = api_table[calls_fn(&m->calls, i)].category;
 
 		if ((c == CAT_LAUNCH || c == CAT_MEMCPY || c == CAT_MEMSET) &&
 		    (m->gcu_activities & activity_of(c)))
@@ -222,25 +244,22 @@ void gcu_join(struct model *m)
 		size_t j, seen = 0;
 
 		/* this thread's calls begin where the last match left off */
-		while (ci < ncalls && (m->calls[calls[ci]].pid < op->rec.pid ||
-				       (m->calls[calls[ci]].pid == op->rec.pid &&
-					m->calls[calls[ci]].tid < op->rec.tid))) {
-			m->unjoined_calls += m->calls[calls[ci]].ret == 0;
+		while (ci < ncalls && thread_before(m, calls[ci], op)) {
+			m->unjoined_calls += model_call(m, calls[ci]).ret == 0;
 			ci++;
 		}
 		for (j = ci; j < ncalls && seen < JOIN_LOOKAHEAD; j++, seen++) {
-			const struct api_call *c = &m->calls[calls[j]];
+			struct api_call call = model_call(m, calls[j]), *c = &call;
 
 			if (c->pid != op->rec.pid || c->tid != op->rec.tid)
 				break;
 			if (matches(&ids, c, gen[calls[j]], op))
 				break;
 		}
-		if (j < ncalls && seen < JOIN_LOOKAHEAD && m->calls[calls[j]].pid == op->rec.pid &&
-		    m->calls[calls[j]].tid == op->rec.tid) {
+		if (j < ncalls && seen < JOIN_LOOKAHEAD && same_thread(m, calls[j], op)) {
 			/* calls skipped on the way had no record: lost, or failed in the device */
 			for (size_t s = ci; s < j; s++)
-				m->unjoined_calls += m->calls[calls[s]].ret == 0;
+				m->unjoined_calls += model_call(m, calls[s]).ret == 0;
 			op->call = (int64_t)calls[j];
 			m->joined++;
 			ci = j + 1;
@@ -249,7 +268,7 @@ void gcu_join(struct model *m)
 		}
 	}
 	for (; ci < ncalls; ci++)
-		m->unjoined_calls += m->calls[calls[ci]].ret == 0;
+		m->unjoined_calls += model_call(m, calls[ci]).ret == 0;
 
 	/* a kernel's data moves belong to its call: the primary record of the same command */
 	for (size_t i = 0; i < m->nops; i++) {

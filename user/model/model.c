@@ -29,10 +29,7 @@ void model_free(struct model *m)
 	cpu_profile_free(&m->cpu);
 	util_profile_free(&m->util);
 	kernel_profile_free(&m->kernel);
-	for (size_t i = 0; i < m->ncalls; i++) {
-		free(m->calls[i].str[0]);
-		free(m->calls[i].str[1]);
-	}
+	calls_free(&m->calls);
 	for (size_t i = 0; i < m->nranges; i++) {
 		free(m->ranges[i].domain);
 		free(m->ranges[i].name);
@@ -53,7 +50,6 @@ void model_free(struct model *m)
 	}
 	free(m->header);
 	free(m->ops);
-	free(m->calls);
 	free(m->ranges);
 	free(m->marks);
 	free(m->procs);
@@ -182,22 +178,8 @@ static void count_call(struct model *m, const struct tp_api_event *e)
 	}
 }
 
-void model_add_call(struct model *m, const struct tp_api_event *e)
+static void fill_call(struct api_call *c, const struct tp_api_event *e)
 {
-	struct api_call *c;
-	struct pending_str *p;
-
-	if (e->fn >= api_table_len)
-		return;
-	if (m->summary_only && api_table[e->fn].domain != DOM_TOPSTX) {
-		count_call(m, e);
-		return;
-	}
-	if (!grow_array((void **)&m->calls, &m->calls_cap, m->ncalls, sizeof(*m->calls))) {
-		m->lost_calls++;
-		return;
-	}
-	c = &m->calls[m->ncalls++];
 	memset(c, 0, sizeof(*c));
 	c->call_id = e->call_id;
 	c->fn = e->fn;
@@ -210,25 +192,73 @@ void model_add_call(struct model *m, const struct tp_api_event *e)
 	memcpy(c->args, e->args, sizeof(e->args));
 	memcpy(c->args + API_REG_ARGS, e->stack, sizeof(e->stack));
 	memcpy(c->attr, e->attr, sizeof(c->attr));
+}
+
+static bool keep_call(struct model *m, const struct api_call *c)
+{
+	if (!calls_add(&m->calls, c)) {
+		m->lost_calls++;
+		return false;
+	}
+	m->ncalls = m->calls.n;
 	note_time(m, c->start_ns, c->end_ns);
+	return true;
+}
+
+void model_add_call(struct model *m, const struct tp_api_event *e)
+{
+	struct api_call c;
+	struct pending_str *p;
+
+	if (e->fn >= api_table_len)
+		return;
+	if (m->summary_only && api_table[e->fn].domain != DOM_TOPSTX) {
+		count_call(m, e);
+		return;
+	}
+	fill_call(&c, e);
 	p = m->npending ? pending_get(m, e->call_id, false) : NULL;
 	if (p) {
 		for (int k = 0; k < 2; k++) {
-			c->str[k] = p->buf[k];
-			c->str_len[k] = p->len[k];
+			c.str[k] = p->buf[k];
+			c.str_len[k] = p->len[k];
 			/* a lost piece leaves a hole or takes the end: show what came, marked */
-			c->truncated[k] = p->truncated[k] ||
-					  (p->buf[k] && (!p->ended[k] || p->got[k] < p->len[k]));
+			c.truncated[k] = p->truncated[k] ||
+					 (p->buf[k] && (!p->ended[k] || p->got[k] < p->len[k]));
 			if (p->buf[k] && p->got[k] < p->len[k])
-				c->str_len[k] = (uint32_t)strlen(p->buf[k]);
+				c.str_len[k] = (uint32_t)strlen(p->buf[k]);
 			if (p->fault[k]) {
-				c->str[k] = unreadable(c->str[k], p->fault[k], p->fault_addr[k]);
-				c->str_len[k] = c->str[k] ? (uint32_t)strlen(c->str[k]) : 0;
-				c->truncated[k] = false;
+				c.str[k] = unreadable(c.str[k], p->fault[k], p->fault_addr[k]);
+				c.str_len[k] = c.str[k] ? (uint32_t)strlen(c.str[k]) : 0;
+				c.truncated[k] = false;
 			}
+			p->buf[k] = NULL; /* in c.str[k], freed once the store has its copy */
 		}
 		*p = m->pending[--m->npending];
 	}
+	keep_call(m, &c);
+	free(c.str[0]);
+	free(c.str[1]);
+}
+
+int model_add_call_strs(struct model *m, const struct tp_api_event *e, char *const str[2],
+			const uint32_t len[2], const bool truncated[2])
+{
+	struct api_call c;
+
+	if (e->fn >= api_table_len)
+		return -1;
+	if (m->summary_only && api_table[e->fn].domain != DOM_TOPSTX) {
+		count_call(m, e);
+		return 0;
+	}
+	fill_call(&c, e);
+	for (int k = 0; k < 2; k++) {
+		c.str[k] = str[k];
+		c.str_len[k] = len[k];
+		c.truncated[k] = truncated[k];
+	}
+	return keep_call(m, &c) ? 1 : -1;
 }
 
 void model_add_stat(struct model *m, uint32_t fn, const struct api_stat *s)
@@ -298,7 +328,10 @@ struct open_range {
 	uint32_t pid, tid;
 	uint64_t domain; /* handle; 0: default */
 	uint64_t id;	 /* start/end ranges */
-	const struct api_call *from;
+	/* the opening call's (its name is the store's) */
+	const char *name;
+	uint64_t start_ns;
+	bool truncated;
 };
 
 struct tx_state {
@@ -340,7 +373,6 @@ static bool domain_included(const char *include, const char *name)
 static void add_range(struct model *m, const struct tx_state *s, const struct open_range *o,
 		      uint64_t end_ns)
 {
-	const struct api_call *c = o->from;
 	const char *dom = o->domain ? domain_name(s, o->pid, o->domain) : NULL;
 	struct tx_range *r;
 
@@ -350,12 +382,12 @@ static void add_range(struct model *m, const struct tx_state *s, const struct op
 		return;
 	r = &m->ranges[m->nranges++];
 	r->domain = dom ? strdup(dom) : NULL;
-	r->name = strdup(c->str[0] ? c->str[0] : "");
+	r->name = strdup(o->name ? o->name : "");
 	r->pid = o->pid;
 	r->tid = o->tid;
-	r->start_ns = c->start_ns;
+	r->start_ns = o->start_ns;
 	r->end_ns = end_ns;
-	r->truncated = c->truncated[0];
+	r->truncated = o->truncated;
 }
 
 static void add_mark(struct model *m, const struct tx_state *s, const struct api_call *c,
@@ -402,9 +434,12 @@ static void tx_call(struct model *m, struct tx_state *s, const struct api_call *
 			return; /* refused by the library */
 		if (!grow_array((void **)&s->open, &s->cap, s->nopen, sizeof(*s->open)))
 			return;
-		s->open[s->nopen++] =
-			(struct open_range){ c->pid, f->tx == TX_PUSH ? c->tid : 0, domain,
-					     f->tx == TX_START ? (uint64_t)c->ret : 0, c };
+		s->open[s->nopen++] = (struct open_range){
+			c->pid,		f->tx == TX_PUSH ? c->tid : 0,
+			domain,		f->tx == TX_START ? (uint64_t)c->ret : 0,
+			c->str[0],	c->start_ns,
+			c->truncated[0]
+		};
 		return;
 	case TX_POP:
 	case TX_END:
@@ -437,8 +472,11 @@ void model_finish(struct model *m, bool stats_from_calls, const char *include_do
 	memset(&s, 0, sizeof(s));
 	s.include = include_domains;
 	for (size_t i = 0; i < m->ncalls; i++) {
-		const struct api_call *c = &m->calls[i];
-		uint64_t dur = c->end_ns - c->start_ns;
+		struct api_call call, *c = &call;
+		uint64_t dur;
+
+		calls_get(&m->calls, i, c);
+		dur = c->end_ns - c->start_ns;
 
 		if (api_table[c->fn].domain == DOM_TOPSTX) {
 			tx_call(m, &s, c);
@@ -486,10 +524,7 @@ void model_keep_own_gcu(struct model *m)
 
 void model_clear_collected(struct model *m)
 {
-	for (size_t i = 0; i < m->ncalls; i++) {
-		free(m->calls[i].str[0]);
-		free(m->calls[i].str[1]);
-	}
+	calls_free(&m->calls);
 	for (size_t i = 0; i < m->npending; i++) {
 		free(m->pending[i].buf[0]);
 		free(m->pending[i].buf[1]);

@@ -10,23 +10,12 @@
 #include <sys/types.h>
 
 #include "target/runtime/apitable.h"
+#include "model/calls.h"
 #include "model/cpustacks.h"
 #include "events.h"
 #include "gcu_readout.h"
 #include "model/kstacks.h"
 #include "model/utilization.h"
-
-struct api_call {
-	uint64_t call_id;
-	uint32_t fn, pid, tid, flags;
-	uint64_t start_ns, end_ns;
-	int64_t ret;
-	uint64_t args[API_REG_ARGS + API_STACK_ARGS]; /* registers, then stack */
-	uint8_t attr[API_ATTR_SIZE];
-	char *str[2]; /* message or name; payload */
-	uint32_t str_len[2];
-	bool truncated[2];
-};
 
 struct fn_stat {
 	uint64_t count, total_ns, min_ns, max_ns;
@@ -86,9 +75,10 @@ struct model {
 	uint64_t joined, unjoined_records, unjoined_calls;
 	/* runtime statistics per function (from BPF maps in statistics mode, else from calls) */
 	struct fn_stat stats[API_MAX_FNS];
-	/* every streamed call, in the order they returned; with summary_only, the topstx calls */
-	struct api_call *calls;
-	size_t ncalls, calls_cap;
+	/* every streamed call, in the order they returned; with summary_only, the topstx calls.
+	 * Read them with model_call() or calls_get(); ncalls == calls.n */
+	struct call_store calls;
+	size_t ncalls;
 	/* set before events stream, when no output needs every call (only a summary is asked
 	 * for): a runtime call is not kept but counted here, and its statistics are added up in
 	 * streamed as it arrives (model_finish() takes them as it would the calls'). The topstx
@@ -127,6 +117,19 @@ void model_free(struct model *m);
 void model_add_proc_event(struct model *m, const struct tp_proc_event *e);
 void model_add_str(struct model *m, const struct tp_str_event *e);
 void model_add_call(struct model *m, const struct tp_api_event *e);
+/* an imported call with its flags and strings as stored (copied: the caller keeps its own);
+ * 1 kept, 0 not kept (only a summary is asked for), -1 out of memory */
+int model_add_call_strs(struct model *m, const struct tp_api_event *e, char *const str[2],
+			const uint32_t len[2], const bool truncated[2]);
+
+/* call i (< m->ncalls), whole; its strings are the model's */
+static inline struct api_call model_call(const struct model *m, size_t i)
+{
+	struct api_call c;
+
+	calls_get(&m->calls, i, &c);
+	return c;
+}
 void model_add_stat(struct model *m, uint32_t fn, const struct api_stat *s);
 void model_add_gcu(struct model *m, const struct gcu_record *r, const char *name);
 void model_add_sync(struct model *m, int dev, uint64_t host_ns, uint64_t ticks);

@@ -66,8 +66,8 @@ static uint64_t first_time(const struct model *m)
 	uint64_t t = m->span_start_ns ? m->span_start_ns : UINT64_MAX;
 
 	for (size_t i = 0; i < m->ncalls; i++)
-		if (m->calls[i].start_ns < t)
-			t = m->calls[i].start_ns;
+		if (calls_start_ns(&m->calls, i) < t)
+			t = calls_start_ns(&m->calls, i);
 	for (size_t i = 0; i < m->nops; i++)
 		if (m->ops[i].start_ns < t)
 			t = m->ops[i].start_ns;
@@ -178,9 +178,11 @@ void chrome_write(FILE *out, const struct model *m)
 		meta(&w, "process_name", CHROME_GCU_PID(d), -1, buf);
 	}
 	for (size_t i = 0; i < m->ncalls; i++) {
-		const struct api_call *c = &m->calls[i];
-		const struct api_fn *f = &api_table[c->fn];
+		struct api_call call, *c = &call;
+		const struct api_fn *f;
 
+		calls_get(&m->calls, i, c);
+		f = &api_table[c->fn];
 		slice(&w, api_domain_name(f->domain), f->name, c->pid, c->tid, c->start_ns,
 		      c->end_ns);
 		fprintf(out, ",\"args\":{\"ret\":%lld,\"category\":\"%s\"}}", (long long)c->ret,
@@ -196,7 +198,7 @@ void chrome_write(FILE *out, const struct model *m)
 	}
 	for (size_t i = 0; i < m->nops; i++) {
 		const struct gcu_op *op = &m->ops[i];
-		uint32_t d = op->rec.device, s = op->rec.stream_id;
+		uint32_t d = op->rec.device, s = op->rec.stream_id, pid, tid;
 
 		if (d < GCU_RO_MAX_DEVICES && s < 64 && !streams[d][s]) {
 			streams[d][s] = true;
@@ -211,12 +213,12 @@ void chrome_write(FILE *out, const struct model *m)
 		if (op->call < 0 || op->rec.kind == GCU_REC_DTE)
 			continue;
 		/* an arrow from the call to what it caused on the device */
+		calls_thread(&m->calls, (size_t)op->call, &pid, &tid);
 		begin(&w);
 		fprintf(out,
 			"{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%zu,\"pid\":%u,"
 			"\"tid\":%u,\"ts\":%.3f}",
-			i + 1, m->calls[op->call].pid, m->calls[op->call].tid,
-			us(&w, m->calls[op->call].start_ns));
+			i + 1, pid, tid, us(&w, calls_start_ns(&m->calls, (size_t)op->call)));
 		begin(&w);
 		fprintf(out,
 			"{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":%zu,"

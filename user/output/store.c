@@ -292,8 +292,9 @@ static void encode(struct wbuf *b, const struct model *m)
 
 	s = begin(b, SEC_CALL);
 	for (size_t i = 0; i < m->ncalls; i++) {
-		const struct api_call *c = &m->calls[i];
+		struct api_call call, *c = &call;
 
+		calls_get(&m->calls, i, c);
 		if (i && !(i % CALLS_PER_SECTION)) { /* a block a piece (format 2) */
 			end(b, s);
 			s = begin(b, SEC_CALL);
@@ -638,12 +639,11 @@ static int decode_stats(struct rbuf *r, struct model *m)
 static int decode_call(struct rbuf *r, struct model *m)
 {
 	struct tp_api_event e;
-	size_t n_before, dropped_before;
 	char *str[2];
 	uint32_t len[2];
 	uint8_t trunc[2];
-	int fn = get_fn(r);
-	struct api_call *c;
+	bool truncated[2];
+	int fn = get_fn(r), rc;
 
 	memset(&e, 0, sizeof(e));
 	e.call_id = get_u64(r);
@@ -669,23 +669,13 @@ static int decode_call(struct rbuf *r, struct model *m)
 		return 1;
 	}
 	e.fn = (uint32_t)fn;
-	n_before = m->ncalls;
-	dropped_before = m->calls_not_kept;
-	model_add_call(m, &e);
-	if (m->ncalls == n_before) {
-		free(str[0]);
-		free(str[1]);
-		/* not kept (only a summary is asked for), or out of memory */
-		return m->calls_not_kept != dropped_before ? 0 : -1;
-	}
-	c = &m->calls[m->ncalls - 1];
-	c->flags = e.flags;
-	for (int k = 0; k < 2; k++) {
-		c->str[k] = str[k];
-		c->str_len[k] = len[k];
-		c->truncated[k] = trunc[k] != 0;
-	}
-	return 0;
+	for (int k = 0; k < 2; k++)
+		truncated[k] = trunc[k] != 0;
+	rc = model_add_call_strs(m, &e, str, len, truncated);
+	free(str[0]);
+	free(str[1]);
+	/* not kept (only a summary is asked for): fine; out of memory: an error */
+	return rc < 0 ? -1 : 0;
 }
 
 static int decode_calls(struct rbuf *r, struct model *m)

@@ -357,11 +357,15 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 	st = prepare(w, "INSERT INTO api_call VALUES(?,?,?,?,?,?,?,1,?,?,?)");
 	n = 0;
 	for (size_t i = 0; i < m->ncalls; i++) {
-		const struct api_call *c = &m->calls[i];
-		const struct api_fn *f = &api_table[c->fn];
+		struct api_call call, *c = &call;
+		const struct api_fn *f;
+		uint32_t cpid, ctid;
 
-		if (c->pid != pid)
+		calls_thread(&m->calls, i, &cpid, &ctid);
+		if (cpid != pid)
 			continue;
+		calls_get(&m->calls, i, c);
+		f = &api_table[c->fn];
 		call_row[i] = ++n;
 		row(w, st, "itiiittiit", n, f->name, (int64_t)c->start_ns + off,
 		    (int64_t)c->end_ns + off, (int64_t)(c->end_ns - c->start_ns),
@@ -455,8 +459,12 @@ static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max)
 	ADD(m->root_pid);
 	for (size_t i = 0; i < m->nprocs; i++)
 		ADD(m->procs[i].pid);
-	for (size_t i = 0; i < m->ncalls; i++)
-		ADD(m->calls[i].pid);
+	for (size_t i = 0; i < m->ncalls; i++) {
+		uint32_t cpid, ctid;
+
+		calls_thread(&m->calls, i, &cpid, &ctid);
+		ADD(cpid);
+	}
 	for (size_t i = 0; i < m->nops; i++)
 		ADD(m->ops[i].rec.pid);
 #undef ADD
@@ -728,7 +736,10 @@ static int one_call(sqlite3_stmt *st, struct model *m)
 	const char *name = (const char *)sqlite3_column_text(st, 0);
 	int fn = name ? api_find(name) : -1;
 	struct tp_api_event e;
-	size_t n;
+	char *str[2] = { NULL, NULL };
+	uint32_t len[2] = { 0, 0 };
+	bool trunc[2] = { false, false };
+	int rc;
 
 	if (fn < 0)
 		return -1;
@@ -739,12 +750,10 @@ static int one_call(sqlite3_stmt *st, struct model *m)
 	e.hdr.pid = (uint32_t)sqlite3_column_int64(st, 3);
 	e.hdr.tid = (uint32_t)sqlite3_column_int64(st, 4);
 	e.ret = sqlite3_column_int64(st, 5);
-	n = m->ncalls;
-	model_add_call(m, &e);
-	if (m->ncalls == n)
-		return -1;
-	m->calls[m->ncalls - 1].str[0] = dup_col(st, 6);
-	return 0;
+	/* the message as the file has it, its length left 0 as imports always had it */
+	str[0] = (char *)sqlite3_column_text(st, 6);
+	rc = model_add_call_strs(m, &e, str, len, trunc);
+	return rc == 1 ? 0 : -1;
 }
 
 /* kernels are named by id in the model: one id per distinct name of the file */
@@ -1070,7 +1079,7 @@ static int import_fd(int fd, struct model *m, char *err, size_t errlen)
 	if (!rc) {
 		/* the runtime statistics, from the calls */
 		for (size_t i = 0; i < m->ncalls; i++) {
-			const struct api_call *c = &m->calls[i];
+			struct api_call call = model_call(m, i), *c = &call;
 			uint64_t d = c->end_ns - c->start_ns;
 			struct api_stat one = { 1, d, d, d };
 
