@@ -218,16 +218,21 @@ void gcu_join(struct model *m)
 {
 	size_t *ops = malloc((m->nops + 1) * sizeof(*ops));
 	size_t *calls = malloc((m->ncalls + 1) * sizeof(*calls));
-	uint32_t *gen = stream_generations(m);
+	uint32_t *gen = NULL;
 	size_t nops = 0, ncalls = 0, ci = 0;
 	struct ids ids = { 0 };
 
 	m->joined = m->unjoined_records = m->unjoined_calls = 0;
-	if (!ops || !calls || !gen)
+	if (!ops || !calls)
 		goto out;
 	for (size_t i = 0; i < m->nops; i++)
 		if (primary(&m->ops[i]))
 			ops[nops++] = i;
+	/* no record to join (no GCU activity, or raw data of the calls only): every call is
+	 * counted below as it is, without sorting them all by start first */
+	gen = nops ? stream_generations(m) : calloc(1, sizeof(*gen));
+	if (!gen)
+		goto out;
 	for (size_t i = 0; i < m->ncalls; i++) {
 		enum api_category c = api_table[calls_fn(&m->calls, i)].category;
 
@@ -237,7 +242,8 @@ void gcu_join(struct model *m)
 	}
 	cur = m;
 	qsort(ops, nops, sizeof(*ops), by_thread_launch);
-	qsort(calls, ncalls, sizeof(*calls), by_thread_start);
+	if (nops)
+		qsort(calls, ncalls, sizeof(*calls), by_thread_start);
 
 	for (size_t k = 0; k < nops; k++) {
 		struct gcu_op *op = &m->ops[ops[k]];

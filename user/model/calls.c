@@ -336,10 +336,12 @@ bool calls_add(struct call_store *s, const struct api_call *c)
 }
 
 /* the store wrote it: every number is whole */
-static uint64_t take(const unsigned char **p)
+static inline uint64_t take(const unsigned char **p)
 {
 	uint64_t v = 0;
 
+	if (**p < 0x80)
+		return *(*p)++;
 	varint_get(p, *p + VARINT_MAX, &v);
 	return v;
 }
@@ -403,6 +405,18 @@ static const struct call_rec *rec_of(const struct call_store *s, size_t i)
 uint64_t calls_start_ns(const struct call_store *s, size_t i)
 {
 	return rec_of(s, i)->start_ns;
+}
+
+uint64_t calls_duration(const struct call_store *s, size_t i)
+{
+	const struct calls_chunk *ch = s->chunks[i / CALLS_CHUNK];
+	const struct call_rec *r = &ch->rec[i % CALLS_CHUNK];
+	const unsigned char *p;
+
+	if (r->dur != DUR_ESC)
+		return r->dur;
+	p = ch->pool + r->extra;
+	return *p++ & X_DUR ? take(&p) : r->dur;
 }
 
 uint32_t calls_fn(const struct call_store *s, size_t i)

@@ -57,6 +57,7 @@ void calls_get(const struct call_store *s, size_t i, struct api_call *c);
 
 /* parts of call i, read without unpacking the rest (for sorting and scanning) */
 uint64_t calls_start_ns(const struct call_store *s, size_t i);
+uint64_t calls_duration(const struct call_store *s, size_t i); /* end_ns - start_ns */
 uint32_t calls_fn(const struct call_store *s, size_t i);
 void calls_thread(const struct call_store *s, size_t i, uint32_t *pid, uint32_t *tid);
 

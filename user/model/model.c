@@ -472,18 +472,18 @@ void model_finish(struct model *m, bool stats_from_calls, const char *include_do
 	memset(&s, 0, sizeof(s));
 	s.include = include_domains;
 	for (size_t i = 0; i < m->ncalls; i++) {
-		struct api_call call, *c = &call;
-		uint64_t dur;
+		uint32_t fn = calls_fn(&m->calls, i);
 
-		calls_get(&m->calls, i, c);
-		dur = c->end_ns - c->start_ns;
+		if (api_table[fn].domain == DOM_TOPSTX) {
+			struct api_call c;
 
-		if (api_table[c->fn].domain == DOM_TOPSTX) {
-			tx_call(m, &s, c);
+			calls_get(&m->calls, i, &c);
+			tx_call(m, &s, &c);
 		} else if (stats_from_calls) {
+			uint64_t dur = calls_duration(&m->calls, i);
 			struct api_stat one = { 1, dur, dur, dur };
 
-			model_add_stat(m, c->fn, &one);
+			model_add_stat(m, fn, &one);
 		}
 	}
 	for (unsigned f = 0; stats_from_calls && f < api_table_len; f++) {

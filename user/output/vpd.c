@@ -135,7 +135,8 @@ static void row(struct writer *w, sqlite3_stmt *st, const char *types, ...)
 			const char *s = va_arg(ap, const char *);
 
 			if (s)
-				sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+				/* the strings outlive the step, which copies them */
+				sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC);
 			else
 				sqlite3_bind_null(st, i);
 		}
@@ -305,18 +306,63 @@ static void write_util(struct writer *w, const struct model *m, uint32_t pid, in
 	sqlite3_finalize(st);
 }
 
+/* a call a GCU record points at, and its row in the file (0: another process's) */
+struct call_ref {
+	size_t call;
+	int64_t row;
+};
+
+static int by_call(const void *a, const void *b)
+{
+	size_t x = ((const struct call_ref *)a)->call, y = ((const struct call_ref *)b)->call;
+
+	return x < y ? -1 : x > y;
+}
+
+/* the calls the GCU records of pid point at, sorted and each once (not a row for every call:
+ * 8 bytes a call at 10M calls is 80 MB) */
+static struct call_ref *call_refs(const struct model *m, uint32_t pid, size_t *n)
+{
+	struct call_ref *r = malloc((m->nops + 1) * sizeof(*r));
+	size_t k = 0;
+
+	*n = 0;
+	if (!r)
+		return NULL;
+	for (size_t i = 0; i < m->nops; i++)
+		if (m->ops[i].rec.pid == pid && m->ops[i].call >= 0)
+			r[k++] = (struct call_ref){ (size_t)m->ops[i].call, 0 };
+	qsort(r, k, sizeof(*r), by_call);
+	for (size_t i = 0; i < k; i++)
+		if (!*n || r[*n - 1].call != r[i].call)
+			r[(*n)++] = r[i];
+	return r;
+}
+
+static int64_t call_row(const struct call_ref *refs, size_t nrefs, int64_t call)
+{
+	struct call_ref key = { (size_t)call, 0 }, *hit;
+
+	if (call < 0)
+		return 0;
+	hit = bsearch(&key, refs, nrefs, sizeof(*refs), by_call);
+	return hit ? hit->row : 0;
+}
+
 static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 		      const struct vpd_identity *id)
 {
 	int64_t off = epoch_offset();
-	int64_t *call_row = calloc(m->ncalls + 1, sizeof(*call_row)), dev_row[GCU_RO_MAX_DEVICES];
+	size_t nrefs, ref = 0;
+	struct call_ref *refs = call_refs(m, pid, &nrefs);
+	int64_t dev_row[GCU_RO_MAX_DEVICES];
 	sqlite3_stmt *st;
 	int64_t n = 0;
 	uint32_t ppid;
 	const char *comm = proc_comm(m, pid, &ppid);
 	char buf[128];
 
-	if (!call_row) {
+	if (!refs) {
 		snprintf(w->err, w->errlen, "out of memory");
 		w->rc = -1;
 		return;
@@ -366,7 +412,11 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 			continue;
 		calls_get(&m->calls, i, c);
 		f = &api_table[c->fn];
-		call_row[i] = ++n;
+		++n;
+		while (ref < nrefs && refs[ref].call < i)
+			ref++;
+		if (ref < nrefs && refs[ref].call == i)
+			refs[ref].row = n;
 		row(w, st, "itiiittiit", n, f->name, (int64_t)c->start_ns + off,
 		    (int64_t)c->end_ns + off, (int64_t)(c->end_ns - c->start_ns),
 		    api_domain_name(f->domain), api_category_name(f->category), (int64_t)c->tid,
@@ -399,7 +449,7 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 			    (int64_t)op->rec.launch_id, (int64_t)(op->end_ns - op->start_ns), view,
 			    report_op_type(op), (int64_t)op->rec.bytes, (int64_t)op->rec.copy_kind,
 			    (int64_t)op->rec.engine, (int64_t)op->rec.kind, (int64_t)op->rec.tid,
-			    op->call >= 0 ? call_row[op->call] : (int64_t)0, dev + sub);
+			    call_row(refs, nrefs, op->call), dev + sub);
 			if (op->rec.kind == GCU_REC_MEMCPY)
 				row(w, mc, "iti", n,
 				    op->rec.copy_kind < 4 ? dir[op->rec.copy_kind] : "?",
@@ -439,7 +489,7 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 		row(w, st, "tti", m->marks[i].domain, m->marks[i].name, (int64_t)m->marks[i].count);
 	sqlite3_finalize(st);
 	exec(w, "COMMIT");
-	free(call_row);
+	free(refs);
 }
 
 /* every process the profile saw */
@@ -484,7 +534,8 @@ static int db_create(struct outfile *o, struct writer *w, const struct outtarget
 	 * /proc/self/fd/N/name): SQLite opens that one, creates none (no SQLITE_OPEN_CREATE) and
 	 * follows no link. URIs: a merge attaches its members by one (sqlfd_uri) */
 	if (!vfs || sqlite3_open_v2(o->db, &w->db,
-				    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI,
+				    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI |
+					    SQLITE_OPEN_NOMUTEX, /* one thread writes it */
 				    vfs) != SQLITE_OK) {
 		named_errf(w->err, w->errlen, o->path, ": %s",
 			   w->db ? sqlite3_errmsg(w->db) : "cannot open");
