@@ -130,8 +130,12 @@ run "$TOPSPROF" --debug --import-rawdata "$TMP/r.raw"
 expect_rc 0
 expect_err "calls not kept (only a summary is asked for)"
 grep -v '^process profile data' <<<"$out" | sed 's/^==[0-9]*==//' >"$TMP/summary_only"
-run "$TOPSPROF" --import-rawdata "$TMP/r.raw" --export-chrome-trace "$TMP/every.json"
+run "$TOPSPROF" --debug --import-rawdata "$TMP/r.raw" --export-chrome-trace "$TMP/every.json"
 expect_rc 0
+# the calls kept, and the memory they hold, said under --debug (HOW-IT-WORKS: memory per event)
+checks=$((checks + 1))
+grep -Eq '^topsprof: debug: [1-9][0-9]* calls kept, [0-9]+\.[0-9] MB, [0-9]+\.[0-9] bytes a call$' \
+	<<<"$err" || die "no 'N calls kept, X MB, Y bytes a call' under --debug: $err"
 grep -v '^process profile data' <<<"$out" | sed 's/^==[0-9]*==//' >"$TMP/every_call"
 cmp -s "$TMP/summary_only" "$TMP/every_call" ||
 	die "summary without the calls: $(diff "$TMP/summary_only" "$TMP/every_call")"
