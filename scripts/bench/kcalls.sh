@@ -15,6 +15,7 @@
 # KCALLS_VARIANTS=1 adds both topsprof series again with TOPSPROF_TASK_STORAGE=1 (the other way
 # to keep whether a thread is followed).
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 OUT=${1:-${OUTPUT:-build}}
 TOPSPROF=${TOPSPROF:-$OUT/topsprof}
 LOOP=$OUT/bench/sysloop
@@ -99,9 +100,7 @@ if [ "$stats_was" != none ]; then
 fi
 
 # stats "v1 v2 ...": "median min max"
-stats() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{ v[NR] = $1 }
-	END { m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-	      printf "%.1f %.1f %.1f\n", m, v[1], v[NR] }'; }
+stats() { median_min_max <<<"$1" | awk '{ printf "%.1f %.1f %.1f\n", $1, $2, $3 }'; }
 # series s: its values, or what it adds to the loop alone (or to the floor) in each round
 values() { local r; for ((r = 0; r < ROUNDS; r++)); do echo -n "${V[$1,$r]} "; done; }
 added() {
@@ -122,10 +121,8 @@ label() {
 	esac
 }
 
-hv=$(cat /sys/hypervisor/type 2>/dev/null || true)
-[ -n "$hv" ] || hv=$(dmesg 2>/dev/null | sed -n 's/.*Hypervisor detected: //p' | head -n 1)
 echo "Kernel callstacks' tax on a system call: getppid in a loop, $N calls a run, $ROUNDS rounds" \
-	"taken in turns; median (min-max). Linux $(uname -r), hypervisor ${hv:-none seen}, $(nproc) CPUs."
+	"taken in turns; median (min-max). Linux $(uname -r), hypervisor $(bench_hypervisor), $(nproc) CPUs."
 echo
 echo "| the loop's system calls | ns a call | added to the loop alone | added to the floor |"
 echo "|---|---|---|---|"

@@ -23,6 +23,7 @@
 set -uo pipefail
 OUT=${1:-build}
 HERE=$(cd "$(dirname "$0")" && pwd)
+. "$HERE/lib.sh"
 BIN=$OUT/sim/bin
 TOPSPROF=$OUT/topsprof
 BARE=$OUT/bench/bare
@@ -68,23 +69,8 @@ esac
 
 # -- the machine -----------------------------------------------------------------------------------
 
-hypervisor() {
-	local line
-	if [ -r /sys/hypervisor/type ]; then
-		echo "$(cat /sys/hypervisor/type) (/sys/hypervisor/type)"
-		return
-	fi
-	line=$(dmesg 2>/dev/null | grep -m1 -o 'Hypervisor detected: .*')
-	if [ -n "$line" ]; then
-		echo "${line#Hypervisor detected: } (dmesg: \"$line\")"
-	elif grep -qw hypervisor /proc/cpuinfo; then
-		echo "unnamed (the CPU flag 'hypervisor' is set; neither dmesg nor /sys/hypervisor names it)"
-	else
-		echo "none found (no 'hypervisor' CPU flag, nothing in dmesg or /sys/hypervisor)"
-	fi
-}
 echo "kernel: $(uname -r) ($(uname -m))"
-echo "hypervisor: $(hypervisor)"
+echo "hypervisor: $(bench_hypervisor)"
 echo "machine: $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg) at the start;" \
 	"$(date -u '+%Y-%m-%d %H:%M UTC')"
 echo "rounds: $ROUNDS, interleaved; $N calls a run$([ "$QUICK" = 1 ] &&
@@ -497,11 +483,7 @@ for ((round = 1; round <= ROUNDS; round++)); do
 done
 
 # -- the tables ------------------------------------------------------------------------------------
-stat_of() { # row: "median min max" of its values, or nothing
-	tr ' ' '\n' <<<"${VALS[$1]:-}" | grep . | sort -g | awk '{ v[NR] = $1 }
-		END { if (!NR) exit; m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-			print m, v[1], v[NR] }'
-}
+stat_of() { median_min_max <<<"${VALS[$1]:-}"; } # row: "median min max" of its values, or nothing
 fmt() { # a figure with 3 digits or more: 14388, 302, 55.2, 5.70, 0.076
 	awk -v v="$1" 'BEGIN { if (v == int(v) || v >= 100) printf "%.0f", v
 		else if (v >= 10) printf "%.1f", v; else if (v >= 1) printf "%.2f", v; else printf "%.3f", v }'

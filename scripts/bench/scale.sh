@@ -9,6 +9,7 @@
 # 100M events (one round: a profile of 100M would need every call in memory).
 # Needs no BPF and no root.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 OUT=${1:-build}
 TOPSPROF=$OUT/topsprof
 GEN=$OUT/bench/genevents
@@ -49,9 +50,8 @@ run() {
 
 # median (min-max) of column COL of file F, divided by DIV, with FMT
 stat() {
-	sort -g -k"$2,$2" "$1" | awk -v c="$2" -v d="$3" -v f="$4" '
-		{ v[NR] = $c / d }
-		END { m = v[int((NR + 1) / 2)]; printf f " (" f "-" f ")", m, v[1], v[NR] }'
+	awk -v c="$2" -v d="$3" '{ print $c / d }' "$1" | median_min_max |
+		awk -v f="$4" '{ printf f " (" f "-" f ")", $1, $2, $3 }'
 }
 
 series() { # N: the rows for N events
@@ -87,8 +87,8 @@ if [ "${BENCH_SCALE_100M:-}" = 1 ]; then
 		"$dir/ev100000000.raw" --print-api-summary
 fi
 
-echo "Kernel $(uname -r); hypervisor: $(dmesg 2>/dev/null | sed -n 's/.*Hypervisor detected: //p' | head -1)" \
-	"$(cat /sys/hypervisor/type 2>/dev/null || true); $(nproc) CPUs; median (min-max) of $ROUNDS rounds"
+echo "Kernel $(uname -r); hypervisor: $(bench_hypervisor); $(nproc) CPUs; median (min-max) of" \
+	"$ROUNDS rounds"
 echo
 echo "| post-processing | events | time | max RSS | bytes/event |"
 echo "|---|---|---|---|---|"
