@@ -138,10 +138,12 @@ expect_calls topsStreamSynchronize 5
 # BPF objects and perf events, and it does release them
 releaser=$(sed -n 's/.*released by process \([0-9]*\), in the background.*/\1/p' <<<"$err")
 [ -n "$releaser" ] || die "the single uprobes not released in the background: $err"
-if fds=$(ls -l /proc/"$releaser"/fd 2>/dev/null | awk 'NR > 1 { print $NF }'); then
+if [ -d /proc/"$releaser"/fd ]; then
 	[ "$(cat /proc/"$releaser"/comm 2>/dev/null)" = topsprof-detach ] ||
 		[ ! -e /proc/"$releaser" ] || die "process $releaser is not the releaser"
-	others=$(grep -vE '^anon_inode:(bpf|btf|\[perf_event\])' <<<"$fds" | grep -vx /dev/null)
+	# each descriptor's target; one closed meanwhile (it is releasing them) reads as nothing
+	others=$(for f in /proc/"$releaser"/fd/*; do readlink "$f"; done 2>/dev/null |
+		grep -vE '^anon_inode:(bpf|btf|\[perf_event\])' | grep -vx /dev/null)
 	[ -z "$others" ] || die "the releaser holds more than BPF objects: $others"
 else
 	echo "the releaser had ended before it could be looked at"
