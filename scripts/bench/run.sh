@@ -274,6 +274,21 @@ j_rate() {
 	awk -v want=$((N * threads + 1)) '$NF == "topsPeekAtLastError" { seen = $(NF-4) }
 		END { if (seen != want) { print "the report has " seen " calls of " want > "/dev/stderr"; exit 1 } }' <<<"$line"
 }
+# the live run's memory for the calls it keeps (trace mode, with an export that needs every call):
+# topsprof's peak RSS over 10N calls against over N, per call more
+peak_kb() { # calls
+	rm -f "$WORK/live.csv"
+	LD_LIBRARY_PATH=$(libdir plain) lim /usr/bin/time -f %M -o "$WORK/live.kb" "$TOPSPROF" \
+		--quiet --api-mode trace --export-csv "$WORK/live.csv" "$APIB" -n "$1" >/dev/null \
+		2>>"$ERR" || return 1
+	tail -n 1 "$WORK/live.kb"
+}
+j_livemem() {
+	local small big
+	small=$(peak_kb "$N") && big=$(peak_kb $((10 * N))) || return 1
+	echo "live.bytes $(awk -v a="$small" -v b="$big" -v n=$((9 * N)) \
+		'BEGIN { printf "%.1f", (b - a) * 1024 / n }')"
+}
 # CPU sampling at 100 Hz on a busy 2-thread app doing fixed work: the CPU time of the app and of
 # topsprof, each by its own clock; with sampling, the sampling program's own cost from the
 # kernel's BPF run-time statistics (enabled for this run only)
@@ -395,7 +410,9 @@ job j_topsprof_true single TOPSPROF_NO_UPROBE_MULTI=1
 section rate "All $(nproc) cores calling, trace mode, default --buffer-size" ""
 row rate.calls rate "" "calls per second traced"
 row rate.lost rate "" "events lost"
+row live.bytes rate "" "bytes a call the live run holds, every call kept ($((10 * N)) calls against $N: peak RSS)"
 job j_rate
+job j_livemem
 
 section cost "CPU sampling, utilization sampling, kernel callstacks" ""
 row cpu.off.total cost "" "cpu_hot -n $HOT_N under topsprof: CPU ms, app and topsprof" "without"
