@@ -9,6 +9,7 @@
 #include "common.h"
 #include "events.h"
 #include "tracked.h"
+#include "user_returns.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -65,6 +66,7 @@ int cpu_sample(struct bpf_perf_event_data *ctx)
 	announce_process(&cpu_seen, &cpu_new, key.tgid);
 	key.ustack = bpf_get_stackid(ctx, &cpu_stacks, BPF_F_USER_STACK);
 	key.kstack = bpf_get_stackid(ctx, &cpu_stacks, 0);
+	kc_user_returns(&key.uret);
 	/* a negative id stays in the key: -EFAULT, no frames on that side; else the stack was lost
 	 * (-ENOMEM: the map is full; -EEXIST: its bucket holds another stack) */
 	n = lookup_or_init(&cpu_counts, &key, &zero);

@@ -8,6 +8,7 @@
 #include "common.h"
 #include "events.h"
 #include "tracked.h"
+#include "user_returns.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 

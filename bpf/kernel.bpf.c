@@ -306,6 +306,7 @@ int BPF_PROG(kc_switch, bool preempt, struct task_struct *prev, struct task_stru
 	th->wait.tgid = tgid;
 	th->wait.kstack = bpf_get_stackid(ctx, &kc_stacks, 0);
 	th->wait.ustack = bpf_get_stackid(ctx, &kc_stacks, BPF_F_USER_STACK);
+	kc_user_returns(&th->wait.uret);
 	th->wait.kind = th->kind;
 	th->wait.id = th->id;
 	th->wait.driver = th->flags & KC_IN_DRIVER;

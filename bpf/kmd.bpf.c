@@ -47,6 +47,7 @@ static __always_inline void kmd_enter(void *ctx, __u64 ip)
 	c.stack.tgid = pt >> 32;
 	c.stack.kstack = bpf_get_stackid(ctx, &kc_stacks, 0);
 	c.stack.ustack = bpf_get_stackid(ctx, &kc_stacks, BPF_F_USER_STACK);
+	kc_user_returns(&c.stack.uret);
 	c.stack.kind = KC_ENTRY_KMD;
 	c.stack.id = ip;
 	c.stack.driver = driver;

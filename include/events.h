@@ -139,11 +139,23 @@ enum api_str_count {
 /* CPU sampling (bpf/cpu.bpf.c): samples counted in the kernel per thread and stack pair */
 #define CPU_STACK_DEPTH 127 /* frames kept per stack, the kernel's own limit */
 
+/* A thread inside a function that has a uretprobe (topsprof's own API probes) has the kernel's
+ * return trampoline where the caller's address was in its user stack, and kernels before 6.12.y
+ * leave it there when they walk the stack ("[unknown] 0x7fffffffdfff" where main should be):
+ * the trampoline's address and the addresses it stands for, innermost first (0: no more), for
+ * topsprof to put back (stackname.c). All 0 where the kernel has no uprobes state to read. */
+#define KC_URET_MAX 2
+struct kc_user_returns {
+	__u64 tramp;
+	__u64 ret[KC_URET_MAX];
+};
+
 struct cpu_key {
 	__u32 tgid;
 	__u32 tid;
 	__s32 ustack; /* stack map ids; negative: none */
 	__s32 kstack;
+	struct kc_user_returns uret;
 };
 
 /* cpu_drops indices */
@@ -201,6 +213,7 @@ struct kc_stack_key {
 	__u64 id;
 	__u32 driver;
 	__u32 offcpu; /* 1: time off CPU (a wait); 0: at the entry of a KMD function */
+	struct kc_user_returns uret;
 };
 
 /* kc_drops indices */

@@ -23,6 +23,8 @@
 #include "symbols/proccache.h"
 #include "symbols/procmaps.h"
 #include "symbols/symtab.h"
+#include "symbols/stackname.h"
+#include "events.h"
 
 #define FIX(name) FIXTURE_DIR "/" name
 
@@ -512,6 +514,33 @@ static void test_cpu_profile(void **state)
 	assert_false(cpu_stack_looks_complete("[unknown] 0x1234", NULL));
 }
 
+/* a user stack taken inside functions with uretprobes: the trampoline's frames get the callers
+ * back, innermost first; nothing else moves */
+static void test_put_back_returns(void **state)
+{
+	(void)state;
+	const uint64_t T = 0x7fffffffe000ULL;
+	uint64_t ips[8] = { 0x401000, 0x7f0000001234, T, 0x7f0000005678, T, 0x401500, 0 };
+	struct kc_user_returns u = { .tramp = T, .ret = { 0x401111, 0x401222 } };
+
+	assert_int_equal(stack_put_back_returns(ips, 8, &u), 2);
+	assert_true(ips[2] == 0x401111 && ips[4] == 0x401222);
+	assert_true(ips[0] == 0x401000 && ips[1] == 0x7f0000001234 && ips[3] == 0x7f0000005678 &&
+		    ips[5] == 0x401500 && ips[6] == 0);
+	/* more trampoline frames than returns known: the rest stay */
+	uint64_t more[4] = { T, T, T, 0 };
+	struct kc_user_returns one = { .tramp = T, .ret = { 0x401111, 0 } };
+
+	assert_int_equal(stack_put_back_returns(more, 4, &one), 1);
+	assert_true(more[0] == 0x401111 && more[1] == T && more[2] == T);
+	/* no pending return (a kernel that puts them back itself, or no uprobes state): untouched */
+	uint64_t same[3] = { 0x401000, T, 0 };
+	struct kc_user_returns none = { 0 };
+
+	assert_int_equal(stack_put_back_returns(same, 3, &none), 0);
+	assert_true(same[1] == T);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,6 +558,7 @@ int main(void)
 		cmocka_unit_test(test_ksyms_real),
 		cmocka_unit_test(test_symbolizer),
 		cmocka_unit_test(test_cpu_profile),
+		cmocka_unit_test(test_put_back_returns),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

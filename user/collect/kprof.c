@@ -587,7 +587,7 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 		if (bpf_map_lookup_elem(counts, &sk, &v))
 			continue;
 		err = stack_name(&sym, stacks, proc ? &proc->maps : NULL, sk.ustack, sk.kstack,
-				 true, &name, &complete);
+				 true, &sk.uret, &name, &complete);
 		if (err)
 			break;
 		/* a side the kernel could not keep: a full stack map, or its slot taken by another

@@ -68,9 +68,19 @@ static int append(struct symbolizer *sym, const struct procmaps *maps, const uin
 	return 0;
 }
 
+size_t stack_put_back_returns(uint64_t *ips, size_t n, const struct kc_user_returns *u)
+{
+	size_t put = 0;
+
+	for (size_t i = 0; u->tramp && i < n && ips[i] && put < KC_URET_MAX && u->ret[put]; i++)
+		if (ips[i] == u->tramp)
+			ips[i] = u->ret[put++];
+	return put;
+}
+
 int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-	       int32_t ustack, int32_t kstack, bool from_tracepoint, struct stackname *out,
-	       bool *user_complete)
+	       int32_t ustack, int32_t kstack, bool from_tracepoint,
+	       const struct kc_user_returns *uret, struct stackname *out, bool *user_complete)
 {
 	uint64_t ips[CPU_STACK_DEPTH];
 	int err = 0;
@@ -80,8 +90,11 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 	if (reserve(out, 0))
 		return -ENOMEM;
 	out->buf[0] = 0;
-	if (ustack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &ustack, ips))
+	if (ustack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &ustack, ips)) {
+		if (uret)
+			stack_put_back_returns(ips, CPU_STACK_DEPTH, uret);
 		err = append(sym, maps, ips, false, false, out, user_complete);
+	}
 	if (!err && kstack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &kstack, ips))
 		err = append(sym, NULL, ips, true, from_tracepoint, out, user_complete);
 	return err;

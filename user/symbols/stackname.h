@@ -16,13 +16,20 @@ struct stackname {
 	size_t len, cap;
 };
 
+struct kc_user_returns;
+
+/* put back in a user stack (n frames, leaf first) the addresses the kernel's uretprobe
+ * trampoline stands for (events.h: kc_user_returns); the number put back */
+size_t stack_put_back_returns(uint64_t *ips, size_t n, const struct kc_user_returns *u);
+
 /* name the stacks ustack and kstack (negative: that side is absent) of a process whose mappings
  * are maps (NULL: none known) into out, which is reused from call to call and freed with free().
  * from_tracepoint: the kernel side was taken by a program at a tracepoint, whose own frames
  * (the program, the tracepoint's caller) are left out. *user_complete: the user side reaches a
- * thread's entry (true without a user side). 0 or -ENOMEM. */
+ * thread's entry (true without a user side). uret (NULL: none): the trampoline's returns, put back
+ * in the user side. 0 or -ENOMEM. */
 int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-	       int32_t ustack, int32_t kstack, bool from_tracepoint, struct stackname *out,
-	       bool *user_complete);
+	       int32_t ustack, int32_t kstack, bool from_tracepoint,
+	       const struct kc_user_returns *uret, struct stackname *out, bool *user_complete);
 
 #endif
