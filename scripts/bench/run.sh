@@ -285,6 +285,7 @@ peak_kb() { # calls
 }
 j_livemem() {
 	local small big
+	[ "$QUICK" = 1 ] && return 0
 	small=$(peak_kb "$N") && big=$(peak_kb $((10 * N))) || return 1
 	echo "live.bytes $(awk -v a="$small" -v b="$big" -v n=$((9 * N)) \
 		'BEGIN { printf "%.1f", (b - a) * 1024 / n }')"
@@ -455,6 +456,8 @@ if [ "$QUICK" = 1 ]; then
 	skip_rows "not measured in a quick run (single uprobes: about 10 s a round)" \
 		single.wall single.startup single.detach single.release
 	skip_rows "not measured in a quick run (--kernel-callstack: 2-4 s a run)" dd.followed dd.unfollowed
+	skip_rows "not measured in a quick run (at its tiny counts the peak RSS moves more than the calls' memory)" \
+		live.bytes
 fi
 # scripts/bench/kcalls.sh measures kernel callstacks' cost where it exists: dd here otherwise
 [ -e "$HERE/kcalls.sh" ] && skip_rows "measured by scripts/bench/kcalls.sh, below" \
