@@ -157,6 +157,7 @@ static long vma_is_driver(struct task_struct *task, struct vm_area_struct *vma, 
 static __always_inline bool enters_driver(struct pt_regs *regs, long id)
 {
 	struct vma_ctx c = { false };
+	long err;
 
 	switch (id) {
 	case SYSNR_READ:
@@ -178,8 +179,10 @@ static __always_inline bool enters_driver(struct pt_regs *regs, long id)
 	case SYSNR_FUTEX: /* a wait on the driver's memory */
 		if (!have_find_vma)
 			return false;
-		bpf_find_vma(bpf_get_current_task_btf(), PT_REGS_PARM1_CORE_SYSCALL(regs),
-			     vma_is_driver, &c, 0);
+		err = bpf_find_vma(bpf_get_current_task_btf(), PT_REGS_PARM1_CORE_SYSCALL(regs),
+				   vma_is_driver, &c, 0);
+		if (err < 0 && err != -2 /* -ENOENT: nothing mapped there */)
+			kc_count_drop(KC_DROP_UNTOLD);
 		return c.hit;
 	default:
 		return false;

@@ -222,6 +222,9 @@ enum kc_drop {
 	KC_DROP_STACK = 1,  /* stacks (waits) lost to a full map */
 	KC_DROP_THREAD = 2, /* calls not followed: no room for the thread's state (the LRU map of
 			     * threads makes room by forgetting its least recent one, unseen) */
+	KC_DROP_UNTOLD = 3, /* futex waits not told to be on the driver's memory or not:
+			     * bpf_find_vma could not look (-EBUSY: it does not wait for the
+			     * process's memory map lock); counted as not in the driver */
 	KC_DROP__COUNT
 };
 

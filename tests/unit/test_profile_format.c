@@ -178,12 +178,45 @@ static void test_bad(void **state)
 	model_free(&m);
 }
 
+/* kernel callstacks' counters, the one added in its own section (KCNT) too, in both writers */
+static void test_kernel_counters(void **state)
+{
+	struct model m, back;
+	char err[256];
+
+	(void)state;
+	model_init(&m);
+	m.root_pid = 7;
+	m.kernel.collected = true;
+	m.kernel.mechanism = strdup("tracepoints");
+	m.kernel.filter = strdup("current");
+	m.kernel.lost_threads = 3;
+	m.kernel.untold = 5;
+	assert_int_equal(kernel_add_entry(&m.kernel, "ioctl", true, 2, 300, 200), 0);
+	model_finish(&m, true, NULL);
+	for (int v1 = 0; v1 < 2; v1++) {
+		size_t len;
+		unsigned char *file = to_file(&m, v1, &len);
+
+		model_init(&back);
+		assert_int_equal(store_parse_profile(file, len, &back, err, sizeof(err)), 0);
+		assert_true(back.kernel.collected);
+		assert_int_equal(back.kernel.lost_threads, 3);
+		assert_int_equal(back.kernel.untold, 5);
+		assert_int_equal(back.kernel.ne, 1);
+		model_free(&back);
+		free(file);
+	}
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_round_trip),
 		cmocka_unit_test(test_file),
 		cmocka_unit_test(test_bad),
+		cmocka_unit_test(test_kernel_counters),
 	};
 
 	return cmocka_run_group_tests_name("profile_format", tests, NULL, NULL);

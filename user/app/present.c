@@ -101,6 +101,13 @@ static void warn_losses(const struct model *m)
 			  pid, (unsigned long long)m->kernel.lost_entries,
 			  (unsigned long long)m->kernel.lost_stacks,
 			  (unsigned long long)m->kernel.lost_threads);
+	if (m->kernel.untold)
+		out_print(
+			stderr,
+			"==%u== warning: kernel callstacks could not tell whether %llu futex waits "
+			"were on the driver's memory (the kernel did not wait for the process's "
+			"memory map lock); they are counted as not in the driver\n",
+			pid, (unsigned long long)m->kernel.untold);
 }
 
 /* --query-trace with an application: the domains, and the custom ones it created */

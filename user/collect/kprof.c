@@ -614,6 +614,8 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 		p->lost_stacks += lost;
 	if (!percpu_u64_sum(bpf_map__fd(k->skel->maps.kc_drops), KC_DROP_THREAD, &lost))
 		p->lost_threads += lost;
+	if (!percpu_u64_sum(bpf_map__fd(k->skel->maps.kc_drops), KC_DROP_UNTOLD, &lost))
+		p->untold += lost;
 	kernel_profile_finish(p);
 	return err;
 }

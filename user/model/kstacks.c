@@ -167,7 +167,7 @@ void kernel_profile_clear(struct kernel_profile *p)
 		free(p->s[i].frames);
 	}
 	p->ne = p->ns = 0;
-	p->lost_entries = p->lost_stacks = p->lost_threads = 0;
+	p->lost_entries = p->lost_stacks = p->lost_threads = p->untold = 0;
 }
 
 void kernel_profile_free(struct kernel_profile *p)

@@ -34,6 +34,7 @@ struct kernel_profile {
 	struct kernel_stack *s;
 	size_t ns, caps;
 	uint64_t lost_entries, lost_stacks, lost_threads;
+	uint64_t untold; /* futex waits not told to be on the driver's memory (events.h) */
 };
 
 /* add to the profile (equal ones are merged by kernel_profile_finish); 0 or -ENOMEM */

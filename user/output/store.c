@@ -29,6 +29,7 @@ enum {
 	SEC_UTIL = TAG('U', 'T', 'I', 'L'), /* 1.1: utilization series */
 	SEC_KERN = TAG('K', 'E', 'R', 'N'), /* 1.1: kernel callstacks */
 	SEC_STRS = TAG('S', 'T', 'R', 'S'), /* 1.2: topstx strings the probe could not read */
+	SEC_KCNT = TAG('K', 'C', 'N', 'T'), /* 2.0: kernel callstacks' later counters */
 	SEC_END = TAG('E', 'N', 'D', ' '),  /* 2.0: the last block */
 };
 
@@ -236,8 +237,16 @@ static void encode_samples(struct wbuf *b, const struct model *m)
 		encode_cpu(b, &m->cpu);
 	if (m->util.cpu || m->util.mem)
 		encode_util(b, &m->util);
-	if (m->kernel.collected)
+	if (m->kernel.collected) {
+		size_t s;
+
 		encode_kernel(b, &m->kernel);
+		/* KERN's stacks run to its end: what came later goes in a section of its own,
+		 * which readers from before skip */
+		s = begin(b, SEC_KCNT);
+		put_u64(b, m->kernel.untold);
+		end(b, s);
+	}
 }
 
 static void encode(struct wbuf *b, const struct model *m)
@@ -572,6 +581,14 @@ static int decode_meta(struct rbuf *r, struct model *m)
 		m->process_s = 0;
 	free(m->header);
 	m->header = get_str(r, NULL);
+	return r->bad ? -1 : 0;
+}
+
+/* a file from before has none: the count stays 0. More at its end (a later minor version) is
+ * skipped. */
+static int decode_kcnt(struct rbuf *r, struct model *m)
+{
+	m->kernel.untold = get_u64(r);
 	return r->bad ? -1 : 0;
 }
 
@@ -967,6 +984,7 @@ static const struct {
 	{ SEC_DEVS, "DEVS", decode_devs },   { SEC_GOPS, "GOPS", decode_ops },
 	{ SEC_CPUS, "CPUS", decode_cpu },    { SEC_UTIL, "UTIL", decode_util },
 	{ SEC_KERN, "KERN", decode_kernel }, { SEC_STRS, "STRS", decode_strs },
+	{ SEC_KCNT, "KCNT", decode_kcnt },
 };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
@@ -1017,7 +1035,8 @@ static int decode_sections(const unsigned char *p, size_t n, struct model *m, bo
 		}
 		i = find_section(tag);
 		if (i < NSECTIONS) {
-			if (!whole && tag != SEC_CPUS && tag != SEC_UTIL && tag != SEC_KERN) {
+			if (!whole && tag != SEC_CPUS && tag != SEC_UTIL && tag != SEC_KERN &&
+			    tag != SEC_KCNT) {
 				snprintf(err, errlen, "corrupt: a %s section among the samplers'",
 					 sections[i].what);
 				return -1;

@@ -247,6 +247,7 @@ static void write_kernel(struct writer *w, const struct model *m, const struct o
 		meta(w, st, "kernel_lost_entries", "%llu", (unsigned long long)p->lost_entries);
 		meta(w, st, "kernel_lost_stacks", "%llu", (unsigned long long)p->lost_stacks);
 		meta(w, st, "kernel_lost_threads", "%llu", (unsigned long long)p->lost_threads);
+		meta(w, st, "kernel_untold_waits", "%llu", (unsigned long long)p->untold);
 		sqlite3_finalize(st);
 		st = prepare(w, "INSERT INTO kernel_entry VALUES(NULL,?,?,?,?,?,1)");
 		for (size_t i = 0; i < p->ne; i++)
@@ -1041,6 +1042,7 @@ static int import_cpu(sqlite3 *db, struct model *m)
 		m->kernel.lost_entries = (uint64_t)meta_int(db, "kernel_lost_entries");
 		m->kernel.lost_stacks = (uint64_t)meta_int(db, "kernel_lost_stacks");
 		m->kernel.lost_threads = (uint64_t)meta_int(db, "kernel_lost_threads");
+		m->kernel.untold = (uint64_t)meta_int(db, "kernel_untold_waits");
 		rc = read_rows(db,
 			       "SELECT name, driver, calls, total_ns, max_ns FROM kernel_entry"
 			       " ORDER BY id",
