@@ -343,6 +343,21 @@ static void test_failed_open(void **state)
 		assert_false(c.open[i]);
 	assert_null(c.env.pt);
 	model_free(&m);
+
+	/* the API tracer's object refused (a ring buffer of 4 GB: 0 to the map): its
+	 * handle is half-made, and the end of the run switching collection off must not reach it (it
+	 * did, and topsprof crashed where the kernel refused the object: Debian's 5.10) */
+	s = settings(true);
+	s.buffer_size = 1ULL << 32;
+	model_init(&m);
+	capture_start();
+	rc = collection_open(&c, &s, &m, NULL, NULL);
+	text = capture_end();
+	assert_int_equal(rc, 1);
+	assert_non_null(strstr(text, "loading the API tracer BPF programs"));
+	collection_set_collecting(&c, false);
+	collection_close(&c);
+	model_free(&m);
 }
 
 /* the kernel path: uprobe_multi links exactly when the kernel's BTF has their type (the scan of

@@ -84,6 +84,7 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 			pthread_join(op[i].th, NULL);
 		err |= op[i].err;
 	}
+	c->ready = !err;
 	return err ? 1 : 0;
 }
 
@@ -95,7 +96,9 @@ void collection_begin(struct collection *c)
 void collection_set_collecting(struct collection *c, bool on)
 {
 	c->env.collecting = on;
-	FOR_EACH_OPEN(c, set_collecting, on);
+	/* at the end of a run that could not start, a collector may be half-opened */
+	if (c->ready)
+		FOR_EACH_OPEN(c, set_collecting, on);
 }
 
 void collection_clear(struct collection *c)
