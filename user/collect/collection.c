@@ -18,10 +18,12 @@ static const struct collector *const collectors[] = {
 #define NCOLLECTORS (sizeof(collectors) / sizeof(collectors[0]))
 _Static_assert(NCOLLECTORS <= COLLECTORS_MAX, "COLLECTORS_MAX is too small");
 
-/* op (with its arguments after the state) on every open collector that has it */
-#define FOR_EACH_OPEN(c, op, ...)                      \
-	for (size_t i = 0; i < NCOLLECTORS; i++)       \
-		if ((c)->open[i] && collectors[i]->op) \
+/* op (with its arguments after the state) on every open collector that has it, once all of them
+ * opened: after a failed open a collector may be half-made, and only collection_close (its own
+ * loop) reaches it */
+#define FOR_EACH_OPEN(c, op, ...)                              \
+	for (size_t i = 0; (c)->ready && i < NCOLLECTORS; i++) \
+		if ((c)->open[i] && collectors[i]->op)         \
 	collectors[i]->op(&(c)->st[i], ##__VA_ARGS__)
 
 struct opener {
@@ -96,9 +98,7 @@ void collection_begin(struct collection *c)
 void collection_set_collecting(struct collection *c, bool on)
 {
 	c->env.collecting = on;
-	/* at the end of a run that could not start, a collector may be half-opened */
-	if (c->ready)
-		FOR_EACH_OPEN(c, set_collecting, on);
+	FOR_EACH_OPEN(c, set_collecting, on);
 }
 
 void collection_clear(struct collection *c)

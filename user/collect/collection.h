@@ -13,7 +13,7 @@ struct collection {
 	struct collect_env env;
 	struct collector_state st[COLLECTORS_MAX];
 	bool open[COLLECTORS_MAX];
-	bool ready; /* every collector opened: the operations below reach them */
+	bool ready; /* every collector opened: the operations below reach them (not before) */
 };
 
 /* 0, or 1 after one error line (collection_close then releases what was opened) */
