@@ -13,7 +13,7 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev liblzma-dev g++ binutils xz-utils libcjson-dev libcmocka-dev libsqlite3-dev sqlite3
 	python3 openmpi-bin libc6-dbg
 )
-OPTIONAL=(bpftrace ltrace qemu-system-x86 busybox-static)
+OPTIONAL=(bpftrace ltrace time qemu-system-x86 busybox-static)
 
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 missing=() optional=()

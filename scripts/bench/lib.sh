@@ -1,6 +1,8 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # What the benchmark scripts (run.sh, kcalls.sh, scale.sh) share: the machine's hypervisor as they
-# print it, and the median, min and max of a series.
+# print it, the median, min and max of a series, and GNU time for peak RSS (an optional package of
+# scripts/install-deps.sh: the rows that need it are skipped without).
+BENCH_TIME=/usr/bin/time
 
 # the hypervisor, as /sys/hypervisor, dmesg or the CPU flag name it
 bench_hypervisor() {

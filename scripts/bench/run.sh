@@ -278,14 +278,14 @@ j_rate() {
 # topsprof's peak RSS over 10N calls against over N, per call more
 peak_kb() { # calls
 	rm -f "$WORK/live.csv"
-	LD_LIBRARY_PATH=$(libdir plain) lim /usr/bin/time -f %M -o "$WORK/live.kb" "$TOPSPROF" \
+	LD_LIBRARY_PATH=$(libdir plain) lim "$BENCH_TIME" -f %M -o "$WORK/live.kb" "$TOPSPROF" \
 		--quiet --api-mode trace --export-csv "$WORK/live.csv" "$APIB" -n "$1" >/dev/null \
 		2>>"$ERR" || return 1
 	tail -n 1 "$WORK/live.kb"
 }
 j_livemem() {
 	local small big
-	[ "$QUICK" = 1 ] && return 0
+	[ "$QUICK" = 1 ] || [ ! -x "$BENCH_TIME" ] && return 0
 	small=$(peak_kb "$N") && big=$(peak_kb $((10 * N))) || return 1
 	echo "live.bytes $(awk -v a="$small" -v b="$big" -v n=$((9 * N)) \
 		'BEGIN { printf "%.1f", (b - a) * 1024 / n }')"
@@ -450,6 +450,8 @@ if ! command -v bpftrace >/dev/null; then
 elif why=$(bpftrace_unsafe) && [ -n "$why" ]; then
 	skip_rows "bpftrace: $why: row skipped" plain.bpftrace cet.bpftrace start.bpftrace
 fi
+[ -x "$BENCH_TIME" ] ||
+	skip_rows "GNU time ($BENCH_TIME): not installed, row skipped (scripts/install-deps.sh installs it)" live.bytes
 command -v ltrace >/dev/null ||
 	skip_rows "ltrace: not installed, row skipped (scripts/install-deps.sh installs it)" plain.ltrace cet.ltrace
 if [ "$QUICK" = 1 ]; then

@@ -15,7 +15,7 @@ TOPSPROF=$OUT/topsprof
 GEN=$OUT/bench/genevents
 N=${BENCH_SCALE_EVENTS:-10000000}
 ROUNDS=${BENCH_SCALE_ROUNDS:-${BENCH_ROUNDS:-5}} # make bench's run.sh gives BENCH_ROUNDS
-TIME=/usr/bin/time
+TIME=$BENCH_TIME
 
 [ -x "$GEN" ] && [ -x "$TOPSPROF" ] || {
 	echo "scale: build $GEN and $TOPSPROF first (make bench)" >&2
