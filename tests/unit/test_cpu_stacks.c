@@ -541,6 +541,53 @@ static void test_put_back_returns(void **state)
 	assert_true(same[1] == T);
 }
 
+/* kernel stacks through fentry/fexit: the trampolines go, and so does the second frame of the
+ * function a trampoline called (its patched entry, then its body) */
+static void test_trampoline_frames(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/topsprof-ksyms.XXXXXX";
+	struct stackname out = { 0 };
+	struct symbolizer s;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, "ffffffff81001000 T do_syscall_64\n"
+			 "ffffffff81002000 T vfs_read\n"
+			 "ffffffff81003000 T schedule\n"
+			 "ffffffffc0001000 t brd_submit_bio\t[brd]\n"
+			 "ffffffffc0002000 t brd_do_bvec\t[brd]\n"
+			 "ffffffffc0100000 t bpf_trampoline_19327453651\t[bpf]\n"
+			 "ffffffffc0101000 t bpf_trampoline_19327453653\t[bpf]\n"
+			 "ffffffffc0102000 t bpf_prog_0123456789abcdef_kc_kmd_fentry\t[bpf]\n");
+	symbolizer_init(&s, path);
+	/* taken at brd_do_bvec's fentry, inside brd_submit_bio under fexit (leaf first) */
+	const uint64_t at_entry[] = { 0xffffffffc0102040, 0xffffffffc0101080, 0xffffffffc0002009,
+				      0xffffffffc0001100, 0xffffffffc0100090, 0xffffffffc0001009,
+				      0xffffffff81002100, 0xffffffff81001100, 0 };
+
+	assert_int_equal(stack_name_kernel(&s, at_entry, true, &out), 0);
+	assert_string_equal(out.buf, "do_syscall_64_[k];vfs_read_[k];brd_submit_bio [brd]_[k];"
+				     "brd_do_bvec [brd]_[k]");
+	/* a wait inside the function under fexit: the trampoline in the middle only */
+	const uint64_t waiting[] = { 0xffffffff81003010, 0xffffffffc0001100, 0xffffffffc0100090,
+				     0xffffffffc0001009, 0xffffffff81001100, 0 };
+
+	out.len = 0;
+	assert_int_equal(stack_name_kernel(&s, waiting, false, &out), 0);
+	assert_string_equal(out.buf, "do_syscall_64_[k];brd_submit_bio [brd]_[k];schedule_[k]");
+	/* recursion without a trampoline between stays */
+	const uint64_t recursive[] = { 0xffffffffc0001100, 0xffffffffc0001200, 0 };
+
+	out.len = 0;
+	assert_int_equal(stack_name_kernel(&s, recursive, false, &out), 0);
+	assert_string_equal(out.buf, "brd_submit_bio [brd]_[k];brd_submit_bio [brd]_[k]");
+	symbolizer_free(&s);
+	free(out.buf);
+	unlink(path);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -559,6 +606,7 @@ int main(void)
 		cmocka_unit_test(test_symbolizer),
 		cmocka_unit_test(test_cpu_profile),
 		cmocka_unit_test(test_put_back_returns),
+		cmocka_unit_test(test_trampoline_frames),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

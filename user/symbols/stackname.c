@@ -24,22 +24,33 @@ static int reserve(struct stackname *out, size_t more)
 	return 0;
 }
 
+/* frames of BPF's own, not the program's: what runs a program, and the trampoline fentry/fexit
+ * go through */
+static bool bpf_frame(const char *name)
+{
+	return !strncmp(name, "bpf_prog_", 9) || !strncmp(name, "bpf_trace_run", 13) ||
+	       !strncmp(name, "__bpf_trace_", 12) || !strncmp(name, "__traceiter_", 12) ||
+	       !strncmp(name, "bpf_trampoline_", 15);
+}
+
 /* one side, outermost frame first */
 static int append(struct symbolizer *sym, const struct procmaps *maps, const uint64_t *ips,
 		  bool kernel, bool from_tracepoint, struct stackname *out, bool *complete)
 {
 	static const struct procmaps none;
+	char last[512] = "";
+	bool through_trampoline = false;
 	int n = 0, leaf = 0;
 
 	while (n < CPU_STACK_DEPTH && ips[n])
 		n++;
-	/* a stack taken by a tracepoint's program begins in the program and its caller */
+	/* a stack taken by a tracepoint's (or fentry's) program begins in the program and what
+	 * ran it */
 	while (kernel && from_tracepoint && leaf < n) {
 		char name[512];
 
 		symbolize_kernel(sym, ips[leaf], name, sizeof(name));
-		if (strncmp(name, "bpf_prog_", 9) && strncmp(name, "bpf_trace_run", 13) &&
-		    strncmp(name, "__bpf_trace_", 12) && strncmp(name, "__traceiter_", 12))
+		if (!bpf_frame(name))
 			break;
 		leaf++;
 	}
@@ -53,6 +64,18 @@ static int append(struct symbolizer *sym, const struct procmaps *maps, const uin
 		else
 			symbolize_user(sym, maps ? maps : &none, ips[i] - (i > 0), name,
 				       sizeof(name));
+		/* a function under fexit is called by its trampoline, which its first instruction
+		 * called: "f; bpf_trampoline_N; f" is one call of f */
+		if (kernel && !strncmp(name, "bpf_trampoline_", 15)) {
+			through_trampoline = true;
+			continue;
+		}
+		if (through_trampoline && !strcmp(name, last)) {
+			through_trampoline = false;
+			continue;
+		}
+		through_trampoline = false;
+		snprintf(last, sizeof(last), "%s", name);
 		cpu_frame_sanitize(name);
 		if (!kernel && i == n - 1) {
 			const struct procmap *mp = maps ? procmaps_find(maps, ips[i], NULL) : NULL;
@@ -76,6 +99,14 @@ size_t stack_put_back_returns(uint64_t *ips, size_t n, const struct kc_user_retu
 		if (ips[i] == u->tramp)
 			ips[i] = u->ret[put++];
 	return put;
+}
+
+int stack_name_kernel(struct symbolizer *sym, const uint64_t *ips, bool from_tracepoint,
+		      struct stackname *out)
+{
+	bool complete;
+
+	return reserve(out, 0) ?: append(sym, NULL, ips, true, from_tracepoint, out, &complete);
 }
 
 int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,

@@ -22,6 +22,12 @@ struct kc_user_returns;
  * trampoline stands for (events.h: kc_user_returns); the number put back */
 size_t stack_put_back_returns(uint64_t *ips, size_t n, const struct kc_user_returns *u);
 
+/* append a kernel stack (ips: leaf first, 0 ends it) to out, named as stack_name names one:
+ * BPF's own frames at its leaf left out when from_tracepoint, the fentry/fexit trampolines left
+ * out anywhere (with the second frame of the function a trampoline called); 0 or -ENOMEM */
+int stack_name_kernel(struct symbolizer *sym, const uint64_t *ips, bool from_tracepoint,
+		      struct stackname *out);
+
 /* name the stacks ustack and kstack (negative: that side is absent) of a process whose mappings
  * are maps (NULL: none known) into out, which is reused from call to call and freed with free().
  * from_tracepoint: the kernel side was taken by a program at a tracepoint, whose own frames
