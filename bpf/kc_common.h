@@ -75,6 +75,22 @@ struct {
 	__type(value, __u64);
 } kc_drops SEC(".maps");
 
+/* filter kmd: the system call each CPU's thread is in (pid_tgid 0: none), so that a thread that
+ * enters the KMD's functions through a file the driver does not own (a block device, a socket)
+ * gets its system call counted as a call into the driver, from its start */
+struct kc_cpu_syscall {
+	__u64 pid_tgid;
+	__u64 enter_ns;
+	__u64 id;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kc_cpu_syscall);
+} kc_cpu_syscall SEC(".maps");
+
 static __always_inline void kc_count_drop(__u32 which)
 {
 	count_in(&kc_drops, which);

@@ -193,7 +193,7 @@ SEC("tp_btf/sys_enter")
 int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pt;
+	__u32 tid = (__u32)pt, zero = 0;
 	struct kc_thread th = {};
 
 	if (!kc_takes_thread(NULL, pt) || !collecting)
@@ -203,8 +203,17 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 		return 0;
 #endif
 	th.flags = enters_driver(regs, id) ? KC_IN_DRIVER : 0;
-	if (filter == KC_FILTER_KMD && !th.flags)
+	if (filter == KC_FILTER_KMD && !th.flags) {
+		/* not the driver's file: kept for the driver's functions, should it enter them */
+		struct kc_cpu_syscall *c = bpf_map_lookup_elem(&kc_cpu_syscall, &zero);
+
+		if (c) {
+			c->pid_tgid = pt;
+			c->enter_ns = bpf_ktime_get_ns();
+			c->id = (__u64)id;
+		}
 		return 0;
+	}
 	th.enter_ns = bpf_ktime_get_ns();
 	th.id = (__u64)id;
 	th.kind = KC_ENTRY_SYSCALL;
@@ -217,12 +226,18 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(kc_sys_exit, struct pt_regs *regs, long ret)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)pt;
+	__u32 tid = (__u32)pt, zero = 0;
 	struct kc_entry_key k = {};
 	struct kc_thread *th;
 
 	if (!kc_takes_thread(NULL, pt))
 		return 0;
+	if (filter == KC_FILTER_KMD) {
+		struct kc_cpu_syscall *c = bpf_map_lookup_elem(&kc_cpu_syscall, &zero);
+
+		if (c && c->pid_tgid == pt)
+			c->pid_tgid = 0;
+	}
 	th = bpf_map_lookup_elem(&kc_threads, &tid);
 	if (!th || th->kind != KC_ENTRY_SYSCALL)
 		return 0;

@@ -21,12 +21,54 @@ struct kmd_call {
 	struct kc_stack_key stack;
 };
 
+/* the calls under way (one a thread at a time, per function it is in), one map for every
+ * function probed */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 65536);
+	__uint(max_entries, 16384);
 	__type(key, struct kmd_call_key);
 	__type(value, struct kmd_call);
 } kmd_calls SEC(".maps");
+
+#define KMD_PF_KTHREAD 0x00200000 /* include/linux/sched.h: PF_KTHREAD */
+
+/* the system call of a thread that enters the driver's functions through a file the driver
+ * does not own (filter kmd: kernel.bpf.c then kept no entry): from its start when the thread
+ * entered it on this CPU with no other system call between (kc_cpu_syscall), else from now;
+ * none outside a system call (an exception, a kernel thread). Made an entry in kc_threads, so
+ * that its end and its waits from now on count as the driver's. */
+static __always_inline struct kc_thread *kmd_syscall(__u64 pt)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct kc_thread th = { .kind = KC_ENTRY_SYSCALL };
+	struct kc_cpu_syscall *c;
+	__u32 zero = 0, tid = (__u32)pt;
+	long nr = -1;
+
+	c = bpf_map_lookup_elem(&kc_cpu_syscall, &zero);
+	if (c && c->pid_tgid == pt) {
+		th.enter_ns = c->enter_ns;
+		nr = (long)c->id;
+	} else if (!(task->flags & KMD_PF_KTHREAD) &&
+		   bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
+		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+
+#if defined(__TARGET_ARCH_x86)
+		nr = BPF_CORE_READ(regs, orig_ax);
+#elif defined(__TARGET_ARCH_arm64)
+		nr = BPF_CORE_READ(regs, syscallno);
+#endif
+		th.enter_ns = bpf_ktime_get_ns();
+	}
+	if (nr < 0)
+		return NULL;
+	th.id = (__u64)nr;
+	if (bpf_map_update_elem(&kc_threads, &tid, &th, BPF_NOEXIST)) {
+		kc_count_drop(KC_DROP_THREAD);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&kc_threads, &tid);
+}
 
 static __always_inline void kmd_enter(void *ctx, __u64 ip)
 {
@@ -41,6 +83,8 @@ static __always_inline void kmd_enter(void *ctx, __u64 ip)
 	/* the KMD's functions: the call is in the driver; the filter's: it went through them */
 	driver = filter == KC_FILTER_FUNCS ? 0 : KC_IN_DRIVER;
 	th = bpf_map_lookup_elem(&kc_threads, &tid);
+	if (!th && filter == KC_FILTER_KMD)
+		th = kmd_syscall(pt);
 	if (th)
 		th->flags |= driver | KC_MATCHED;
 	c.enter_ns = bpf_ktime_get_ns();

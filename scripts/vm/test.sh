@@ -4,15 +4,16 @@
 # (scripts/vm/run.sh), one summary line per kernel at the end; non-zero when any kernel's run
 # failed. Without qemu it says so and skips (exit 0) unless VM_REQUIRE=1.
 # usage: scripts/vm/test.sh KERNEL...   (5.10, 6.1, 6.12)
-#   VM_TESTS: the e2e tests to run (names without test_ and .sh). The default, kernel cpu gcu
-#     (kernel callstacks, CPU stacks, GCU records with API tracing), keeps one kernel's run under
-#     6 minutes here (TCG on 2 busy cores: about 4 min); `all` adds api, signals and session
+#   VM_TESTS: the e2e tests to run (names without test_ and .sh). The default, kernel kmd cpu gcu
+#     (kernel callstacks on the tracepoints and on real modules' functions, CPU stacks, GCU
+#     records with API tracing), keeps one kernel's run under 6 minutes here (TCG on 2 cores:
+#     about 5 min); `all` adds api, signals and session
 #     (about 15 min a kernel: each topsprof run takes 5-10 s in the VM). VM_TIMEOUT: run.sh's.
 #   LOG_DIR: where each kernel's output is kept (as vm-K.log)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-tests=${VM_TESTS:-kernel cpu gcu}
-[ "$tests" = all ] && tests="api kernel cpu gcu signals session" && export VM_TIMEOUT=${VM_TIMEOUT:-1800}
+tests=${VM_TESTS:-kernel kmd cpu gcu}
+[ "$tests" = all ] && tests="api kernel kmd cpu gcu signals session" && export VM_TIMEOUT=${VM_TIMEOUT:-1800}
 [ $# -gt 0 ] || set -- 6.1
 
 if ! command -v qemu-system-x86_64 >/dev/null; then
@@ -34,6 +35,7 @@ for k in "$@"; do
 	log=$(mktemp)
 	start=$EPOCHREALTIME
 	"$here/run.sh" --kernel "$k" -- env TOPSPROF=/topsprof/build/topsprof OUTPUT=/topsprof/build \
+		TOPSPROF_E2E_MODULES=1 \
 		bash /topsprof/tests/e2e/run.sh "${list[@]}" 2>&1 | tee "$log"
 	rc=${PIPESTATUS[0]}
 	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')

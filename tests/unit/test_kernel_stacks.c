@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <bpf/bpf.h>
 #include <errno.h>
 #include <linux/futex.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "collect/kfuncs.h"
 #include "collect/kprof.h"
 #include "lib/log.h"
 #include "model/kstacks.h"
@@ -214,12 +216,75 @@ static void test_bpf_live(void **state)
 	close(pfd[1]);
 }
 
+/* the functions ftrace can patch, one module's or all, from tracefs' list; the names no probe
+ * takes; a map's kernel memory */
+static void test_kfuncs(void **state)
+{
+	(void)state;
+	char path[] = "/tmp/topsprof-aff.XXXXXX";
+	struct kfuncs_traceable t;
+	FILE *f;
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	f = fdopen(fd, "w");
+	assert_non_null(f);
+	fputs("do_syscall_64\n"
+	      "null_queue_rq [null_blk]\n"
+	      "brd_submit_bio [brd]\n"
+	      "end_cmd [null_blk]\n"
+	      "broken [null_blk\n"
+	      "\n"
+	      "null_exit [null_blk]\n",
+	      f);
+	fclose(f);
+	assert_int_equal(kfuncs_traceable_load(&t, path, "null_blk"), 0);
+	assert_int_equal(t.n, 3);
+	assert_true(kfuncs_traceable_has(&t, "null_queue_rq"));
+	assert_true(kfuncs_traceable_has(&t, "end_cmd"));
+	assert_false(kfuncs_traceable_has(&t, "brd_submit_bio"));
+	assert_false(kfuncs_traceable_has(&t, "do_syscall_64"));
+	assert_false(kfuncs_traceable_has(&t, "broken"));
+	kfuncs_traceable_free(&t);
+	/* every module's and the core kernel's */
+	assert_int_equal(kfuncs_traceable_load(&t, path, NULL), 0);
+	assert_int_equal(t.n, 5);
+	assert_true(kfuncs_traceable_has(&t, "do_syscall_64"));
+	assert_true(kfuncs_traceable_has(&t, "brd_submit_bio"));
+	kfuncs_traceable_free(&t);
+	/* a module with nothing there: an empty list, which has nothing */
+	assert_int_equal(kfuncs_traceable_load(&t, path, "gcusim"), 0);
+	assert_int_equal(t.n, 0);
+	assert_false(kfuncs_traceable_has(&t, "null_queue_rq"));
+	kfuncs_traceable_free(&t);
+	unlink(path);
+	assert_int_equal(kfuncs_traceable_load(&t, path, "null_blk"), -ENOENT);
+
+	assert_true(kfuncs_never_probed("cleanup_module"));
+	assert_true(kfuncs_never_probed("init_module"));
+	assert_true(kfuncs_never_probed("__pfx_null_queue_rq"));
+	assert_true(kfuncs_never_probed("__cfi_null_queue_rq"));
+	assert_true(kfuncs_never_probed("__SCT__tp_func_block_rq_issue"));
+	assert_true(kfuncs_never_probed("null_handle_cmd.cold"));
+	assert_false(kfuncs_never_probed("null_queue_rq"));
+	assert_false(kfuncs_never_probed("brd_insert_page.part.0"));
+	assert_false(kfuncs_never_probed("null_exit"));
+
+	if (geteuid())
+		return;
+	/* a map's memory, as the kernel charges it */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "kfuncs_test", 4, 4096, 256, NULL);
+	assert_true(fd >= 0);
+	assert_true(kfuncs_memlock(fd) >= 4096 * 256);
+	close(fd);
+	assert_int_equal(kfuncs_memlock(-1), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_profile_merge),
-		cmocka_unit_test(test_function_ranges),
-		cmocka_unit_test(test_syscall_names),
+		cmocka_unit_test(test_profile_merge), cmocka_unit_test(test_function_ranges),
+		cmocka_unit_test(test_syscall_names), cmocka_unit_test(test_kfuncs),
 		cmocka_unit_test(test_bpf_live),
 	};
 

@@ -5,6 +5,7 @@
 #include "collect/collector.h"
 #include "gcu_readout.h"
 #include "kernel.skel.h"
+#include "collect/kfuncs.h"
 #include "kmd.skel.h"
 #include "symbols/ksyms.h"
 #include "lib/log.h"
@@ -33,10 +34,14 @@
 struct kprof {
 	struct kernel_bpf *skel;
 	struct bpf_link *tp[NTP];
-	struct kmd_bpf **kmd; /* one per function with fentry; one in all with kprobes */
+	/* the fentry/fexit programs (loaded once, copied onto each function), the kprobe ones */
+	struct kmd_bpf *kmd[2];
 	size_t nkmd;
-	struct bpf_link **links;
+	struct bpf_link **links; /* kprobes */
 	size_t nlinks;
+	int *fds; /* the fentry/fexit copies' links */
+	size_t nfds;
+	size_t copies_memlock; /* the kernel memory the copies hold */
 	struct proc_watch procs;
 	struct ksyms ks;
 	bool ks_loaded;
@@ -118,10 +123,10 @@ static void add_driver_files(struct kprof *k)
 	pr_debug("kernel callstacks: %d driver files", added);
 }
 
-/* a kmd.bpf.c object counting into the kernel object's maps: with its kprobe programs, or with
- * its fentry programs aimed at target */
+/* a kmd.bpf.c object counting into the kernel object's maps (and into kmd_calls of share, when
+ * given): with its kprobe programs, or with its fentry programs aimed at target */
 static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, const char *target,
-		    struct kmd_bpf **out)
+		    const struct kmd_bpf *share, struct kmd_bpf **out)
 {
 	struct kmd_bpf *s = kmd_bpf__open();
 	int err;
@@ -150,7 +155,12 @@ static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, co
 	SHARE(kc_seen);
 	SHARE(kc_new);
 	SHARE(kc_drops);
+	SHARE(kc_cpu_syscall);
 #undef SHARE
+	if (share)
+		err = err
+			      ?: bpf_map__reuse_fd(s->maps.kmd_calls,
+						   bpf_map__fd(share->maps.kmd_calls));
 	if (!err)
 		err = kmd_bpf__load(s);
 	if (err) {
@@ -159,17 +169,6 @@ static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, co
 	}
 	*out = s;
 	return 0;
-}
-
-static bool keep(struct kprof *k, struct kmd_bpf *s)
-{
-	struct kmd_bpf **n = realloc(k->kmd, (k->nkmd + 1) * sizeof(*n));
-
-	if (!n)
-		return false;
-	k->kmd = n;
-	k->kmd[k->nkmd++] = s;
-	return true;
 }
 
 static bool keep_link(struct kprof *k, struct bpf_link *l)
@@ -188,12 +187,32 @@ static bool keep_link(struct kprof *k, struct bpf_link *l)
 	return true;
 }
 
-/* the functions to probe: the KMD module's, or the filter's */
-static size_t targets(const struct kprof *k, const struct kprof_opts *o, const char **names,
-		      size_t max)
+/* whether the module's function at ks->v[i] can be probed: not an alias of its init or exit
+ * function, not a name no probe takes, and (when the kernel's list could be read) one ftrace can
+ * patch */
+static bool probeable(const struct ksyms *ks, size_t i, const struct kfuncs_traceable *tr)
+{
+	size_t a = i, z = i;
+
+	while (a > 0 && ks->v[a - 1].addr == ks->v[i].addr)
+		a--;
+	while (z + 1 < ks->n && ks->v[z + 1].addr == ks->v[i].addr)
+		z++;
+	for (size_t j = a; j <= z; j++)
+		if (kfuncs_never_probed(ks->v[j].name))
+			return false;
+	return !tr || kfuncs_traceable_has(tr, ks->v[i].name);
+}
+
+/* the functions to probe: the KMD module's, or the filter's; tr: the kernel's list of those
+ * ftrace can patch, NULL when it could not be read. *skipped: the module's functions left out. */
+static size_t targets(const struct kprof *k, const struct kprof_opts *o,
+		      const struct kfuncs_traceable *tr, const char **names, size_t max,
+		      size_t *skipped)
 {
 	size_t n = 0;
 
+	*skipped = 0;
 	if (o->filter == KC_FILTER_FUNCS) {
 		const char *p = o->functions;
 
@@ -204,18 +223,36 @@ static size_t targets(const struct kprof *k, const struct kprof_opts *o, const c
 			for (size_t i = 0; i < k->ks.n; i++)
 				if (strlen(k->ks.v[i].name) == l &&
 				    !strncmp(k->ks.v[i].name, p, l)) {
-					names[n++] = k->ks.v[i].name;
+					if (probeable(&k->ks, i, tr))
+						names[n++] = k->ks.v[i].name;
+					else
+						pr_debug(
+							"kernel callstacks: %s cannot be probed (%s)",
+							k->ks.v[i].name,
+							tr ? "not in available_filter_functions"
+							   : "by its name");
 					break;
 				}
 			p += l + (p[l] == ',');
 		}
 		return n;
 	}
-	/* not the padding before each function (CONFIG_FUNCTION_PADDING): nothing runs there */
-	for (size_t i = 0; i < k->ks.n && n < max; i++)
-		if (k->ks.v[i].module && !strcmp(k->ks.v[i].module, o->kmd_module) &&
-		    strncmp(k->ks.v[i].name, "__pfx_", 6))
+	for (size_t i = 0; i < k->ks.n && n < max; i++) {
+		if (!k->ks.v[i].module || strcmp(k->ks.v[i].module, o->kmd_module))
+			continue;
+		/* each name once (aliases at one address are one function: kprobes refuse a name
+		 * kallsyms gives twice) */
+		bool seen = false;
+
+		for (size_t j = 0; j < n && !seen; j++)
+			seen = !strcmp(names[j], k->ks.v[i].name);
+		if (seen)
+			continue;
+		if (probeable(&k->ks, i, tr))
 			names[n++] = k->ks.v[i].name;
+		else
+			(*skipped)++;
+	}
 	return n;
 }
 
@@ -234,68 +271,172 @@ static bool attach_pair(struct kprof *k, struct bpf_link *in, struct bpf_link *o
 	return keep_link(k, out);
 }
 
-/* each function: fentry/fexit where the kernel loads and attaches them, else kprobes where the
- * kernel has them. The kprobe programs are loaded, so verified, even with nothing to attach. */
+/* fentry and fexit on the function btf_id: copies of the loaded programs of t; both or neither */
+static bool attach_copies(struct kprof *k, const struct kmd_bpf *t, const struct kfuncs_btf *b,
+			  int btf_id, const char *name)
+{
+	size_t m_in = 0, m_out = 0;
+	int *n = realloc(k->fds, (k->nfds + 2) * sizeof(*n));
+	int in, out = -ENOMEM;
+
+	if (!n)
+		return false;
+	k->fds = n;
+	in = kfuncs_attach_copy(t->progs.kc_kmd_fentry, b, btf_id, &m_in);
+	if (in >= 0)
+		out = kfuncs_attach_copy(t->progs.kc_kmd_fexit, b, btf_id, &m_out);
+	if (in < 0 || out < 0) {
+		int e = in < 0 ? in : out;
+
+		/* 524: the kernel's ENOTSUPP, which user space has no name for */
+		pr_debug("kernel callstacks: fentry/fexit on %s: %s", name,
+			 e == -524 ? "not supported there (its arguments, or its BTF)"
+				   : strerror(-e));
+		if (in >= 0)
+			close(in);
+		return false;
+	}
+	k->fds[k->nfds++] = in;
+	k->fds[k->nfds++] = out;
+	k->copies_memlock += m_in + m_out;
+	return true;
+}
+
+/* the kernel memory the run's BPF objects hold: their maps (each once: kmd.bpf.c's objects use
+ * kernel.bpf.c's) and programs, with the copies' */
+static void say_memory(const struct kprof *k)
+{
+	const struct bpf_object *objs[3] = { k->skel->obj };
+	size_t nobj = 1, maps = 0, progs = k->copies_memlock, nmaps = 0, nprogs = k->nfds;
+	__u32 seen[64];
+
+	for (size_t i = 0; i < k->nkmd; i++)
+		objs[nobj++] = k->kmd[i]->obj;
+	for (size_t i = 0; i < nobj; i++) {
+		struct bpf_program *p;
+		struct bpf_map *m;
+
+		bpf_object__for_each_map(m, objs[i])
+		{
+			struct bpf_map_info info = { 0 };
+			__u32 len = sizeof(info);
+			bool dup = false;
+			int fd = bpf_map__fd(m);
+
+			if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+				continue;
+			for (size_t j = 0; j < nmaps && !dup; j++)
+				dup = seen[j] == info.id;
+			if (dup || nmaps == sizeof(seen) / sizeof(seen[0]))
+				continue;
+			seen[nmaps++] = info.id;
+			maps += kfuncs_memlock(fd);
+		}
+		bpf_object__for_each_program(p, objs[i])
+		{
+			if (bpf_program__fd(p) < 0)
+				continue;
+			progs += kfuncs_memlock(bpf_program__fd(p));
+			nprogs++;
+		}
+	}
+	pr_debug("kernel callstacks: kernel memory: %.1f MB in %zu maps, %.1f MB in %zu programs "
+		 "(%zu of them fentry/fexit copies)",
+		 (double)maps / 1048576.0, nmaps, (double)progs / 1048576.0, nprogs, k->nfds);
+}
+
+/* Each function: fentry/fexit where BTF describes it and the kernel attaches there (copies of one
+ * loaded pair, aimed at a kernel function of its own), else kprobes where the kernel has them.
+ * The kprobe programs are loaded, so verified, even with nothing to attach. */
 static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 {
 	static const char *names[MAX_TARGETS], *rest[MAX_TARGETS];
-	size_t n = k->ks_loaded ? targets(k, o, names, MAX_TARGETS) : 0, nrest = 0;
+	bool kmd = o->filter != KC_FILTER_FUNCS;
 	bool have_kprobes = !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
-	size_t fentry = 0, kprobed = 0;
-	struct kmd_bpf *s = NULL;
-	int err;
+	struct kfuncs_traceable tr;
+	struct kfuncs_btf btf = { .obj_fd = -1 };
+	size_t n = 0, nrest = 0, skipped = 0, fentry = 0, kprobed = 0;
+	struct kmd_bpf *t = NULL, *s = NULL;
+	const char *trpath = NULL;
+	int err, btf_err = -ENOENT;
 
 	k->probes.kprobe_load = 1; /* not tried: fentry serves */
-	if (o->filter == KC_FILTER_FUNCS)
+	if (k->ks_loaded) {
+		err = kfuncs_traceable_find(&tr, kmd ? o->kmd_module : NULL, &trpath);
+		if (err)
+			pr_debug("kernel callstacks: the functions ftrace can patch are not known "
+				 "(available_filter_functions: %s; tracefs not mounted?): those to "
+				 "probe chosen by name",
+				 strerror(-err));
+		n = targets(k, o, err ? NULL : &tr, names, MAX_TARGETS, &skipped);
+		if (!err)
+			kfuncs_traceable_free(&tr);
+	}
+	if (!kmd)
 		pr_debug("kernel callstacks: %zu of the filter's functions to probe", n);
+	else if (n || skipped)
+		pr_debug(
+			"kernel callstacks: KMD module %s: loaded, %zu functions to probe, %zu that "
+			"cannot be (%s)",
+			o->kmd_module, n, skipped, trpath ? trpath : "by their names");
 	else
-		pr_debug("kernel callstacks: KMD module %s: %s", o->kmd_module,
-			 n ? "loaded" : "not loaded (none of its functions in /proc/kallsyms)");
+		pr_debug("kernel callstacks: KMD module %s: not loaded (none of its functions in "
+			 "/proc/kallsyms)",
+			 o->kmd_module);
 	if (n == MAX_TARGETS)
 		pr_warn("kernel callstacks: probing the first %d functions only", MAX_TARGETS);
-	/* fentry: does the kernel load it at all (against the first function, or one of its own) */
-	err = open_kmd(k, o, true, n ? names[0] : FENTRY_CHECK, &s);
-	k->probes.fentry_load = err;
-	pr_debug("kernel callstacks: fentry/fexit programs %s%s%s",
-		 err ? "refused by the kernel: " : "loaded",
-		 err ? strerror(-err) : " (verifier passed)", n ? "" : ", against " FENTRY_CHECK);
-	for (size_t i = 0; i < n; i++) {
-		/* one object per function, its target set before load */
-		if (!err && i && open_kmd(k, o, true, names[i], &s))
-			s = NULL;
-		if (!err && s && keep(k, s)) {
-			if (attach_pair(k, bpf_program__attach(s->progs.kc_kmd_fentry),
-					bpf_program__attach(s->progs.kc_kmd_fexit))) {
-				fentry++;
-				s = NULL;
-				continue;
-			}
-			s = NULL; /* kept: destroyed with the others */
-		} else if (s) {
-			kmd_bpf__destroy(s);
-			s = NULL;
-		}
-		rest[nrest++] = names[i];
+	/* fentry: loaded once, against a core kernel function (so that a module's function
+	 * without BTF does not turn it off), and copied onto each function BTF describes */
+	if (getenv("TOPSPROF_NO_FENTRY")) { /* the kprobe path, where fentry would serve */
+		err = -EOPNOTSUPP;
+		pr_debug("kernel callstacks: fentry/fexit not tried (TOPSPROF_NO_FENTRY)");
+	} else {
+		err = open_kmd(k, o, true, FENTRY_CHECK, NULL, &t);
+		pr_debug("kernel callstacks: fentry/fexit programs %s%s, against " FENTRY_CHECK,
+			 err ? "refused by the kernel: " : "loaded",
+			 err ? strerror(-err) : " (verifier passed)");
 	}
-	if (s) /* loaded for the check only */
-		kmd_bpf__destroy(s);
+	k->probes.fentry_load = err;
+	if (!err) {
+		k->kmd[k->nkmd++] = t;
+		if (n) {
+			btf_err = kfuncs_btf_open(&btf, kmd ? o->kmd_module : NULL);
+			if (btf_err)
+				pr_debug("kernel callstacks: no BTF for %s (%s): kprobes only",
+					 kmd ? o->kmd_module : "vmlinux", strerror(-btf_err));
+		}
+	}
+	for (size_t i = 0; i < n; i++) {
+		int id = btf_err ? -ENOENT : kfuncs_btf_func(&btf, names[i]);
+
+		if (id > 0 && attach_copies(k, t, &btf, id, names[i]))
+			fentry++;
+		else
+			rest[nrest++] = names[i];
+	}
+	if (!btf_err)
+		kfuncs_btf_close(&btf);
 	/* kprobes: one object for the functions fentry did not take */
 	if (nrest || !fentry) {
-		err = open_kmd(k, o, false, NULL, &s);
+		err = open_kmd(k, o, false, NULL, t, &s);
 		k->probes.kprobe_load = err;
 		pr_debug("kernel callstacks: kprobe/kretprobe programs %s%s",
 			 err ? "refused by the kernel: " : "loaded (verifier passed)",
 			 err ? strerror(-err) : "");
-		if (!err && !keep(k, s)) {
-			kmd_bpf__destroy(s);
-			err = -ENOMEM;
-		}
-		for (size_t i = 0; !err && have_kprobes && i < nrest; i++)
-			kprobed += attach_pair(
+		if (!err)
+			k->kmd[k->nkmd++] = s;
+		for (size_t i = 0; !err && have_kprobes && i < nrest; i++) {
+			bool ok = attach_pair(
 				k,
 				bpf_program__attach_kprobe(s->progs.kc_kmd_kprobe, false, rest[i]),
 				bpf_program__attach_kprobe(s->progs.kc_kmd_kretprobe, true,
 							   rest[i]));
+
+			kprobed += ok;
+			if (!ok)
+				pr_debug("kernel callstacks: kprobes on %s: %s", rest[i],
+					 strerror(errno));
+		}
 		if (!have_kprobes)
 			pr_debug("kernel callstacks: kprobes: not in this kernel (no kprobe event "
 				 "source): not attached");
@@ -319,6 +460,7 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 	k->probes.fentry_attached = fentry;
 	k->probes.kprobe_attached = kprobed;
 	pr_debug("kernel callstacks: fentry on %zu functions, kprobes on %zu", fentry, kprobed);
+	say_memory(k);
 }
 
 void kprof_probes(const struct kprof *k, struct kprof_probes *out)
@@ -435,14 +577,13 @@ void kprof_close(struct kprof *k)
 {
 	if (!k)
 		return;
-	for (size_t i = 0; i < k->nlinks; i++)
-		bpf_link__destroy(k->links[i]);
+	bpf_release_links(k->links, k->nlinks, k->fds, k->nfds);
 	for (int i = 0; i < NTP; i++)
 		bpf_link__destroy(k->tp[i]);
 	for (size_t i = 0; i < k->nkmd; i++)
 		kmd_bpf__destroy(k->kmd[i]);
 	free(k->links);
-	free(k->kmd);
+	free(k->fds);
 	proc_watch_free(&k->procs);
 	kernel_bpf__destroy(k->skel);
 	ksyms_free(&k->ks);
