@@ -251,8 +251,43 @@ vm_initramfs_kernel() {
 		dep=$(tr '\0' '\n' <"$dst/$rel" | sed -n 's/^depends=//p' | head -n 1 | tr ',' ' ')
 		for d in $dep; do todo+=("$d"); done
 	done
+	# the simulated KMD, where it could be built for this kernel (vm_build_kmd)
+	if [ -n "${VM_KMD:-}" ] && [ -e "$VM_KMD" ]; then
+		mkdir -p "$dst/extra"
+		cp "$VM_KMD" "$dst/extra/gcusim.ko"
+	fi
 	cp "$src/modules.builtin" "$src/modules.order" "$dst/" 2>/dev/null
 	/bin/busybox depmod -b "$root" "$abi" 2>/dev/null || vm_say "warning: depmod failed for $abi"
+}
+
+# vm_build_kmd KDIR OUT: sim/kmd's gcusim.ko (the simulated KMD) built against the kernel's
+# headers, which are extracted into the cache once, as OUT/gcusim.ko; 1 with a warning when it
+# cannot be built here (the module's tests then skip). Debian's headers name their common part
+# and their tools by the paths they install to, and come with the compiler the kernel was built
+# with: 6.12's (trixie) are gcc 14's, with tools linked against glibc 2.38, which this host
+# (Debian 12) cannot run.
+vm_build_kmd() {
+	local kdir=$1 out=$2 abi hdr d
+	abi=$(cat "$kdir/abi")
+	hdr=$kdir/headers/usr/src/linux-headers-$abi
+	rm -rf "$out"
+	if [ ! -e "$kdir/headers/.done" ]; then
+		rm -rf "$kdir/headers"
+		mkdir -p "$kdir/headers"
+		for d in "$kdir"/debs/linux-headers-*.deb "$kdir"/debs/linux-kbuild-*.deb; do
+			[ -e "$d" ] && dpkg-deb -x "$d" "$kdir/headers"
+		done
+		[ -e "$hdr/Makefile" ] || { vm_say "warning: no headers for $abi: gcusim.ko not built"; return 1; }
+		sed -i "s#/usr/src/#$kdir/headers/usr/src/#" "$hdr/Makefile"
+		touch "$kdir/headers/.done"
+	fi
+	mkdir -p "$out"
+	cp -r "$vm_top/sim/kmd/." "$out/"
+	if ! make -C "$hdr" M="$out" GCUSIM_TOP="$vm_top" CC=gcc modules >"$out/build.log" 2>&1 ||
+		[ ! -e "$out/gcusim.ko" ]; then
+		vm_say "warning: gcusim.ko does not build against $abi here: $(grep -m1 -iE 'error|not found' "$out/build.log")"
+		return 1
+	fi
 }
 
 # vm_cpio DIR FILE: DIR as an uncompressed newc archive (the kernel unpacks it fastest under TCG)

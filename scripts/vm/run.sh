@@ -9,7 +9,8 @@
 #   CMD runs under bash in /root with the repository at /topsprof (build/, tests/e2e/, sim/include/);
 #      its output is shown as it comes. `--shell` gives an interactive shell on the console instead.
 #   --timeout: the VM is killed after SECS (default VM_TIMEOUT or 600) and run.sh fails loudly.
-#   VM_MODULES: the kernel's modules packed (default: brd loop null_blk tun dummy; modprobe them).
+#   VM_MODULES: the kernel's modules packed (default: brd loop null_blk tun dummy; modprobe them),
+#      and gcusim (sim/kmd, the simulated KMD) where it builds against the kernel's headers.
 #   VM_MEM (default 2G), VM_SMP (default 2), VM_APPEND (more kernel parameters).
 # Exit: CMD's status; 125 when the VM could not be built or booted, 124 on the timeout.
 # Work files (the initramfs, console.log, output.log) are in build/vm/K/.
@@ -60,7 +61,9 @@ if [ ! -s "$vm_top/build/vm/host.cpio" ] || [ "$(cat "$vm_top/build/vm/host.stam
 fi
 vm_initramfs_product "$work/product"
 vm_cpio "$work/product" "$work/product.cpio"
-vm_initramfs_kernel "$work/modules" "$kdir"
+VM_KMD=
+vm_build_kmd "$kdir" "$work/kmd" && VM_KMD=$work/kmd/gcusim.ko
+VM_KMD=$VM_KMD vm_initramfs_kernel "$work/modules" "$kdir"
 vm_cpio "$work/modules" "$work/modules.cpio"
 vm_merged_usr "$work/job"
 {

@@ -12,8 +12,8 @@
 #   LOG_DIR: where each kernel's output is kept (as vm-K.log)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-tests=${VM_TESTS:-kernel kmd cpu gcu}
-[ "$tests" = all ] && tests="api kernel kmd cpu gcu signals session" && export VM_TIMEOUT=${VM_TIMEOUT:-1800}
+tests=${VM_TESTS:-kernel kmd gcusim cpu gcu}
+[ "$tests" = all ] && tests="api kernel kmd gcusim cpu gcu signals session" && export VM_TIMEOUT=${VM_TIMEOUT:-1800}
 [ $# -gt 0 ] || set -- 6.1
 
 if ! command -v qemu-system-x86_64 >/dev/null; then

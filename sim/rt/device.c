@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Devices: start-up, the current device, command submission with profiler records, waiting. */
 #include "internal.h"
+#include "../kmd/gcusim_ioctl.h"
 
 #include <errno.h>
 #include <linux/futex.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -259,12 +261,25 @@ uint64_t sim_submit(struct topsStream_st *s, const struct sim_cmd *c)
 	return slot.end;
 }
 
-/* The driver puts the caller to sleep until the modeled end: a futex wait on the device's
- * shared mapping that nobody wakes, timing out at the end (as a GCU runtime sleeps in its driver
- * until the device signals completion). */
+/* The driver puts the caller to sleep until the modeled end (as a GCU runtime sleeps in its
+ * driver until the device signals completion): the kernel driver in its ioctl; the user-space
+ * device with a futex wait on the device's shared mapping that nobody wakes, timing out at the
+ * end. */
 void sim_wait(struct sim_device *d, uint64_t ticks)
 {
 	uint64_t ns = gcu_ticks_to_host(d->region.hdr, ticks);
+
+	/* the kernel driver (sim/kmd) sleeps in its ioctl; a signal ends the sleep, which goes
+	 * on after the handler as a driver's wait does (should the ioctl fail otherwise, the
+	 * futex below waits) */
+	if (d->region.driver) {
+		int rc;
+
+		while ((rc = ioctl(d->region.fd, GCUSIM_IOC_WAIT, &ns)) && errno == EINTR)
+			;
+		if (!rc)
+			return;
+	}
 	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull),
 			       .tv_nsec = (long)(ns % 1000000000ull) };
 	uint32_t *word = &d->region.hdr->magic; /* never changes */

@@ -93,6 +93,8 @@ static bool add_file(int map_fd, const char *path)
 		return false;
 	key.ino = st.st_ino;
 	key.dev = major(st.st_dev) << 20 | minor(st.st_dev);
+	if (!bpf_map_lookup_elem(map_fd, &key, &one))
+		return false; /* named twice (the driver's device nodes are /dev/gcu* too) */
 	if (bpf_map_update_elem(map_fd, &key, &one, BPF_ANY))
 		return false;
 	pr_debug("kernel callstacks: driver file %s", path);

@@ -60,11 +60,22 @@ uint64_t gcu_ns_to_ticks(const struct gcu_region_hdr *h, uint64_t ns)
 	return (uint64_t)((unsigned __int128)ns * h->tick_hz / NS_PER_S);
 }
 
+#define KERNEL_DRIVER_DIR "/dev"
+
+static bool is_device_node(const char *path)
+{
+	struct stat st;
+
+	return !stat(path, &st) && S_ISCHR(st.st_mode);
+}
+
 const char *gcu_driver_dir(void)
 {
 	const char *d = getenv(GCU_RO_DIR_ENV);
 
-	return d && *d ? d : GCU_RO_DIR_DEFAULT;
+	if (d && *d)
+		return d;
+	return is_device_node(KERNEL_DRIVER_DIR "/gcu0") ? KERNEL_DRIVER_DIR : GCU_RO_DIR_DEFAULT;
 }
 
 int gcu_driver_device_count(void)
@@ -73,6 +84,16 @@ int gcu_driver_device_count(void)
 	char *end;
 	long n;
 
+	if ((!v || !*v) && !strcmp(gcu_driver_dir(), KERNEL_DRIVER_DIR)) {
+		char path[64];
+
+		for (n = 0; n < GCU_RO_MAX_DEVICES; n++) {
+			snprintf(path, sizeof(path), KERNEL_DRIVER_DIR "/gcu%ld", n);
+			if (!is_device_node(path))
+				break;
+		}
+		return n ? (int)n : -ENODEV;
+	}
 	if (!v || !*v)
 		return 2;
 	errno = 0;
@@ -115,36 +136,11 @@ static int64_t env_i64(const char *name, int64_t def)
 	return errno || *end ? def : x;
 }
 
-static uint64_t layout_size(void)
-{
-	return 4096 + (uint64_t)GCU_RING_CAPACITY * sizeof(struct gcu_record) +
-	       (uint64_t)GCU_NAMES_CAPACITY * sizeof(struct gcu_name_entry) + GCU_HEAP_SIZE;
-}
-
+/* the environment may set the clock, for tests */
 static void init_header(struct gcu_region_hdr *h, int device)
 {
-	memset(h, 0, sizeof(*h));
-	h->version_major = GCU_RO_VERSION_MAJOR;
-	h->version_minor = GCU_RO_VERSION_MINOR;
-	h->device = (uint32_t)device;
-	h->header_size = sizeof(*h);
-	h->region_size = layout_size();
-	/* each device its own frequency, origin and drift; the environment may set them for tests */
-	h->tick_hz = env_u64("TOPS_SIM_TICK_HZ", 1500000000ull + (uint64_t)device * 25000000ull);
-	h->drift_ppb = env_i64("TOPS_SIM_CLOCK_DRIFT_PPB", device % 2 ? -12000 : 20000);
-	if (h->drift_ppb <= -(int64_t)NS_PER_S / 2 || h->drift_ppb >= (int64_t)NS_PER_S / 2)
-		h->drift_ppb = 0;
-	if (!h->tick_hz)
-		h->tick_hz = 1500000000ull;
-	h->tick_origin = ((uint64_t)device + 3) * 0x100000000ull + 12345;
-	h->ring_capacity = GCU_RING_CAPACITY;
-	h->ring_offset = 4096;
-	h->names_capacity = GCU_NAMES_CAPACITY;
-	h->names_offset = h->ring_offset + GCU_RING_CAPACITY * (uint32_t)sizeof(struct gcu_record);
-	h->heap_size = GCU_HEAP_SIZE;
-	h->heap_offset =
-		h->names_offset + GCU_NAMES_CAPACITY * (uint32_t)sizeof(struct gcu_name_entry);
-	h->magic = GCU_RO_MAGIC;
+	gcu_region_init(h, device, env_u64("TOPS_SIM_TICK_HZ", gcu_default_tick_hz(device)),
+			env_i64("TOPS_SIM_CLOCK_DRIFT_PPB", gcu_default_drift_ppb(device)));
 }
 
 static int mkdir_shared(const char *dir)
@@ -191,6 +187,7 @@ int gcu_region_open(const char *dir, int device, struct gcu_region *r, char *err
 
 	memset(r, 0, sizeof(*r));
 	r->slot = -1;
+	r->fd = -1;
 	if (device < 0 || device >= GCU_RO_MAX_DEVICES) {
 		snprintf(err, errlen, "no GCU device %d", device);
 		return -ENODEV;
@@ -202,7 +199,7 @@ int gcu_region_open(const char *dir, int device, struct gcu_region *r, char *err
 	}
 again:
 	fd = open(path, O_RDWR | O_CLOEXEC);
-	if (fd < 0 && errno == ENOENT) {
+	if (fd < 0 && errno == ENOENT && strcmp(dir, KERNEL_DRIVER_DIR)) {
 		rc = mkdir_shared(dir);
 		if (!rc)
 			rc = create_region(dir, path, device);
@@ -222,7 +219,8 @@ again:
 		close(fd);
 		return -EPROTO;
 	}
-	if (h.version_major < GCU_RO_VERSION_MAJOR && !retried) {
+	r->driver = S_ISCHR(st.st_mode);
+	if (h.version_major < GCU_RO_VERSION_MAJOR && !retried && !r->driver) {
 		/* left by an older driver: the driver of today lays it out anew */
 		close(fd);
 		unlink(path);
@@ -237,13 +235,13 @@ again:
 		close(fd);
 		return -EPROTO;
 	}
-	if ((uint64_t)st.st_size < h.region_size) {
+	if (!r->driver && (uint64_t)st.st_size < h.region_size) {
 		snprintf(err, errlen, "%s is truncated (%lld of %llu bytes)", path,
 			 (long long)st.st_size, (unsigned long long)h.region_size);
 		close(fd);
 		return -EPROTO;
 	}
-	if (h.region_size < layout_size() || h.ring_capacity != GCU_RING_CAPACITY ||
+	if (h.region_size < gcu_region_layout_size() || h.ring_capacity != GCU_RING_CAPACITY ||
 	    h.names_capacity != GCU_NAMES_CAPACITY || h.heap_size != GCU_HEAP_SIZE ||
 	    h.ring_offset != 4096 ||
 	    h.names_offset != h.ring_offset + GCU_RING_CAPACITY * sizeof(struct gcu_record) ||
@@ -257,11 +255,15 @@ again:
 	}
 	map = mmap(NULL, h.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	rc = map == MAP_FAILED ? -errno : 0;
-	close(fd);
+	if (rc || !r->driver)
+		close(fd);
 	if (rc) {
+		r->driver = false;
 		snprintf(err, errlen, "mapping %s: %s", path, strerror(-rc));
 		return rc;
 	}
+	if (r->driver)
+		r->fd = fd;
 	r->hdr = map;
 	r->size = h.region_size;
 	r->ring_capacity = GCU_RING_CAPACITY;
@@ -277,6 +279,8 @@ void gcu_region_close(struct gcu_region *r)
 {
 	if (r->hdr)
 		munmap(r->hdr, r->size);
+	if (r->driver && r->fd >= 0)
+		close(r->fd);
 	memset(r, 0, sizeof(*r));
 }
 

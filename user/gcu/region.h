@@ -77,20 +77,39 @@ struct gcu_region {
 	struct gcu_name_entry *names;
 	char *heap;
 	uint64_t size;
+	/* the kernel driver's device node, kept open for its ioctls (a region of the user-space
+	 * device is a file, closed once mapped) */
+	bool driver;
+	int fd;
 	/* reader state */
 	int slot; /* this reader's slot, or -1 */
 	uint64_t stuck_pos;
 	uint64_t stuck_since_ns;
 };
 
-/* $TOPS_SIM_DRIVER_DIR or the default; $TOPS_SIM_DEVICE_COUNT or 2 (-EINVAL when malformed) */
+/* --- the layout (layout.c): portable C, compiled into the simulated KMD module too --------- */
+
+/* a region's size */
+uint64_t gcu_region_layout_size(void);
+/* each device its own clock: frequency, drift, origin */
+uint64_t gcu_default_tick_hz(int device);
+int64_t gcu_default_drift_ppb(int device);
+/* a new region's header for device (a drift out of +-0.5e9 ppb, or tick_hz 0, taken as none) */
+void gcu_region_init(struct gcu_region_hdr *h, int device, uint64_t tick_hz, int64_t drift_ppb);
+
+/* --- mapping it, in user space (region.c) ---------------------------------------------------- */
+
+/* $TOPS_SIM_DRIVER_DIR; else /dev when the kernel driver's /dev/gcu0 exists (sim/kmd: its
+ * regions are the device nodes); else the user-space device's directory. The device count:
+ * $TOPS_SIM_DEVICE_COUNT (-EINVAL when malformed); else the driver's device nodes there; else 2. */
 const char *gcu_driver_dir(void);
 int gcu_driver_device_count(void);
 
 /* the region file of a device, in dir */
 int gcu_region_path(const char *dir, int device, char *buf, size_t len);
 
-/* map device's region, creating and initialising it when it does not exist yet.
+/* map device's region, creating and initialising it when it does not exist yet (the kernel
+ * driver's device nodes are never created: the driver makes them).
  * -EPROTO: not a region or a newer major version (err says which) */
 int gcu_region_open(const char *dir, int device, struct gcu_region *r, char *err, size_t errlen);
 void gcu_region_close(struct gcu_region *r);

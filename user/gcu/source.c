@@ -116,7 +116,13 @@ int gcu_source_open(struct gcu_source **out, const struct gcu_backend *b, unsign
 	}
 	m->gcu_activities = activities;
 	s->activities = activities;
-	pr_debug("GCU records from %d of %d devices through the %s", usable, s->ndev, b->name);
+	if (b == &gcu_backend_readout)
+		pr_debug("GCU records from %d of %d devices through the %s, in %s%s", usable,
+			 s->ndev, b->name, gcu_ro_dir(),
+			 strcmp(gcu_ro_dir(), "/dev") ? "" : " (the kernel driver's device nodes)");
+	else
+		pr_debug("GCU records from %d of %d devices through the %s", usable, s->ndev,
+			 b->name);
 	*out = s;
 	return 0;
 }

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* the C library headers the shared layout code includes, as the kernel has them */
+#include <linux/stddef.h>
+#include <linux/types.h>

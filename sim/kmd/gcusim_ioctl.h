@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
+/* The simulated KMD's ioctls on /dev/gcuN (sim/kmd/gcusim.c), for the runtime (sim/rt/) and the
+ * module alike. The device node's mapping is the driver's region (user/gcu/region.h): the
+ * profiler records and names, which topsprof reads by mapping the node as well. */
+#ifndef GCUSIM_IOCTL_H
+#define GCUSIM_IOCTL_H
+
+#include <linux/ioctl.h>
+#include <linux/types.h>
+
+struct gcusim_info {
+	__u32 device;	   /* the physical device */
+	__u32 devices;	   /* how many the driver has */
+	__u64 region_size; /* the mapping's size */
+	__u64 tick_hz;	   /* the device clock */
+};
+
+/* the device's facts */
+#define GCUSIM_IOC_INFO _IOR('G', 1, struct gcusim_info)
+/* sleep in the driver until CLOCK_MONOTONIC reaches the __u64 (ns) given: the device's command
+ * ends then (the runtime's blocking calls); -EINTR when a signal came first */
+#define GCUSIM_IOC_WAIT _IOW('G', 2, __u64)
+
+#endif

@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/* gcusim: the simulated GCU's kernel-mode driver. /dev/gcu0..N-1 (module parameter devices),
+ * each with the driver's region (user/gcu/region.h: the device clock, the profiler's record ring
+ * and name table) laid out as the user-space device lays out its own (the layout code is
+ * shared: layout.c), which the runtime and profilers map through the node; ioctls
+ * (gcusim_ioctl.h) for the device's facts and for the runtime's blocking waits, which sleep here
+ * as a GCU runtime sleeps in its driver. */
+#include <linux/fs.h>
+#include <linux/hrtimer.h>
+#include <linux/miscdevice.h>
+#include <linux/mm.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+
+#include "gcu/region.h"
+#include "gcusim_ioctl.h"
+
+static int devices = 2;
+module_param(devices, int, 0444);
+MODULE_PARM_DESC(devices, "how many GCUs (/dev/gcu0..N-1), 1 to 16");
+
+struct gcusim_dev {
+	struct miscdevice misc;
+	char name[16];
+	int id;
+	void *region; /* vmalloc_user: mapped whole into user space */
+	u64 size;
+};
+
+static struct gcusim_dev *gcus;
+static int ngcus;
+
+static struct gcusim_dev *gcusim_of(struct file *f)
+{
+	return container_of(f->private_data, struct gcusim_dev, misc);
+}
+
+/* the device's command ends at CLOCK_MONOTONIC deadline: sleep until then */
+static noinline long gcusim_wait(u64 deadline)
+{
+	ktime_t t = ns_to_ktime(deadline);
+
+	while (ktime_get_ns() < deadline) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		schedule_hrtimeout(&t, HRTIMER_MODE_ABS);
+		if (signal_pending(current))
+			return -EINTR;
+	}
+	return 0;
+}
+
+static noinline long gcusim_info(struct gcusim_dev *d, void __user *arg)
+{
+	const struct gcu_region_hdr *h = d->region;
+	struct gcusim_info info = {
+		.device = d->id,
+		.devices = ngcus,
+		.region_size = d->size,
+		.tick_hz = h->tick_hz,
+	};
+
+	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
+}
+
+static long gcusim_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
+{
+	struct gcusim_dev *d = gcusim_of(f);
+	u64 deadline;
+
+	switch (cmd) {
+	case GCUSIM_IOC_INFO:
+		return gcusim_info(d, (void __user *)arg);
+	case GCUSIM_IOC_WAIT:
+		if (copy_from_user(&deadline, (void __user *)arg, sizeof(deadline)))
+			return -EFAULT;
+		return gcusim_wait(deadline);
+	default:
+		return -ENOTTY;
+	}
+}
+
+static int gcusim_mmap(struct file *f, struct vm_area_struct *vma)
+{
+	struct gcusim_dev *d = gcusim_of(f);
+
+	if (vma->vm_pgoff || vma->vm_end - vma->vm_start > PAGE_ALIGN(d->size))
+		return -EINVAL;
+	return remap_vmalloc_range(vma, d->region, 0);
+}
+
+/* the region's bytes, for a reader that looks at its header before mapping it */
+static ssize_t gcusim_read(struct file *f, char __user *buf, size_t len, loff_t *pos)
+{
+	struct gcusim_dev *d = gcusim_of(f);
+
+	return simple_read_from_buffer(buf, len, pos, d->region, d->size);
+}
+
+static const struct file_operations gcusim_fops = {
+	.owner = THIS_MODULE,
+	.unlocked_ioctl = gcusim_ioctl,
+	.compat_ioctl = compat_ptr_ioctl,
+	.mmap = gcusim_mmap,
+	.read = gcusim_read,
+	.llseek = default_llseek,
+};
+
+static void gcusim_remove(void)
+{
+	for (int i = 0; i < ngcus; i++) {
+		if (gcus[i].misc.name)
+			misc_deregister(&gcus[i].misc);
+		vfree(gcus[i].region);
+	}
+	kfree(gcus);
+	gcus = NULL;
+	ngcus = 0;
+}
+
+static int __init gcusim_init(void)
+{
+	int err = 0;
+
+	if (devices < 1 || devices > GCU_RO_MAX_DEVICES) {
+		pr_err("gcusim: devices=%d: 1 to %d\n", devices, GCU_RO_MAX_DEVICES);
+		return -EINVAL;
+	}
+	gcus = kcalloc(devices, sizeof(*gcus), GFP_KERNEL);
+	if (!gcus)
+		return -ENOMEM;
+	for (ngcus = 0; ngcus < devices; ngcus++) {
+		struct gcusim_dev *d = &gcus[ngcus];
+
+		d->id = ngcus;
+		d->size = gcu_region_layout_size();
+		d->region = vmalloc_user(PAGE_ALIGN(d->size));
+		if (!d->region) {
+			err = -ENOMEM;
+			break;
+		}
+		gcu_region_init(d->region, d->id, gcu_default_tick_hz(d->id),
+				gcu_default_drift_ppb(d->id));
+		snprintf(d->name, sizeof(d->name), "gcu%d", d->id);
+		d->misc.minor = MISC_DYNAMIC_MINOR;
+		d->misc.name = d->name;
+		d->misc.fops = &gcusim_fops;
+		d->misc.mode = 0666; /* every user's applications use the GCUs */
+		err = misc_register(&d->misc);
+		if (err) {
+			d->misc.name = NULL;
+			ngcus++; /* its region is freed with the others */
+			break;
+		}
+	}
+	if (err) {
+		gcusim_remove();
+		return err;
+	}
+	pr_info("gcusim: %d GCUs, /dev/gcu0..%d\n", ngcus, ngcus - 1);
+	return 0;
+}
+
+static void __exit gcusim_exit(void)
+{
+	gcusim_remove();
+}
+
+module_init(gcusim_init);
+module_exit(gcusim_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("topsprof's simulated GCU kernel-mode driver");

@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+# The simulated KMD (sim/kmd: gcusim.ko, /dev/gcuN) under an unchanged application: the runtime
+# takes the driver when /dev/gcu0 exists; topsprof reads the GCU records through the device
+# nodes and reports the same GCU activities as for the same work on the user-space device; with
+# --kernel-callstack-filter kmd --kmd-module gcusim the module's functions appear with their
+# calls, time and stacks, the runtime's blocking waits asleep inside the driver; the module
+# unloads afterwards and gives its memory back. It loads a kernel module, so it runs in the VM
+# test bed (make vm-test sets TOPSPROF_E2E_MODULES=1; scripts/vm/run.sh builds gcusim.ko against
+# each kernel's headers) and is skipped elsewhere.
+. "$E2E_DIR/lib.sh"
+BIN=$OUTPUT/sim/bin
+unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT TOPS_SIM_DRIVER_DIR LD_LIBRARY_PATH
+
+[ "$(id -u)" = 0 ] || skip "needs root for BPF and modules"
+[ -n "${TOPSPROF_E2E_MODULES:-}" ] ||
+	skip "loads the gcusim kernel module: runs in the VM test bed (make vm-test), or with TOPSPROF_E2E_MODULES=1"
+modinfo gcusim >/dev/null 2>&1 ||
+	skip "gcusim.ko was not built for this kernel ($(uname -r)): scripts/vm/run.sh says why"
+vmalloc_kb() { sed -n 's/^VmallocUsed: *\([0-9]*\) kB/\1/p' /proc/meminfo; }
+before=$(vmalloc_kb)
+modprobe gcusim || die "modprobe gcusim failed"
+trap 'rmmod gcusim 2>/dev/null; rm -rf "$TMP"' EXIT
+checks=$((checks + 1))
+[ -c /dev/gcu0 ] && [ -c /dev/gcu1 ] && [ ! -e /dev/gcu2 ] || die "gcusim made: $(ls /dev/gcu* 2>&1)"
+loaded=$(vmalloc_kb)
+
+section() { sed -n "/ $1 activities:/,/^==[0-9]*==\$/p" <<<"$out" | sed 's/^==[0-9]*== *//'; }
+# entry NAME: the Calls of the KERNEL activities row NAME
+calls() {
+	section KERNEL | awk -v name="$1" '/%/ { n = split($0, f, / +/); rest = f[6]
+		for (i = 7; i <= n; i++) rest = rest " " f[i]
+		if (rest == name) print f[3] }'
+}
+
+# --- the driver: GCU records through /dev/gcuN, the module's functions with their waits --------
+run "$TOPSPROF" --kernel-callstack --kernel-callstack-filter kmd --kmd-module gcusim --debug \
+	--print-app-log "$BIN/simpleElemwiseAdd"
+expect_rc 0 "on the driver"
+expect_err "in /dev (the kernel driver's device nodes)"
+expect_out "PASSED" # the app checks its own results
+driver_gcu=$(section GCU | grep -v '^Total Time')
+checks=$((checks + 1))
+grep -q "vector_add" <<<"$driver_gcu" || die "no GCU kernels through the driver:"$'\n'"$out"
+ioctls=$(calls "ioctl (driver)")
+in_ioctl=$(calls "gcusim_ioctl [gcusim] (driver)")
+in_wait=$(calls "gcusim_wait [gcusim] (driver)")
+checks=$((checks + 1))
+[ -n "$ioctls" ] && [ "$ioctls" = "$in_ioctl" ] && [ -n "$in_wait" ] && [ "$in_wait" -ge 1 ] &&
+	[ "$in_wait" -le "$in_ioctl" ] ||
+	die "ioctls into the driver: $ioctls, gcusim_ioctl $in_ioctl, gcusim_wait $in_wait:"$'\n'"$out"
+# a blocking call of the app asleep in the driver: off CPU, in gcusim_wait, under its API call
+checks=$((checks + 1))
+section KERNEL | awk '/off CPU/ { s = 1; w = 0; next } /^[0-9]+\)/ { s = 0 }
+		s && /^gcusim_wait \[gcusim\]$/ { w = 1 }
+		s && w && /^tops(StreamSynchronize|DeviceSynchronize|Memcpy[A-Za-z]*) \(user\)$/ { found = 1 }
+		END { exit !found }' ||
+	die "no wait asleep in gcusim_wait under a blocking runtime call:"$'\n'"$out"
+echo "driver: $ioctls ioctls into gcusim, $in_wait waits in gcusim_wait; $(grep -o 'fentry on [0-9]* functions, kprobes on [0-9]*' <<<"$err")"
+
+# --- the same work on the user-space device: the same GCU activities ---------------------------
+run env TOPS_SIM_DRIVER_DIR="$TMP/driver" "$TOPSPROF" --print-app-log "$BIN/simpleElemwiseAdd"
+expect_rc 0 "on the user-space device"
+expect_out "PASSED"
+checks=$((checks + 1))
+[ "$(section GCU | grep -v '^Total Time')" = "$driver_gcu" ] ||
+	die "the GCU activities differ: driver"$'\n'"$driver_gcu"$'\n'"user-space device"$'\n'"$(section GCU)"
+
+# --- unloading: nothing holds the module, and its regions' memory goes back -------------------
+# (topsprof's runs leave their single uprobes to a topsprof-detach process that frees BPF memory
+# as it goes: measured once it is done)
+for _ in $(seq 60); do pgrep -x topsprof-detach >/dev/null || break; sleep 0.5; done
+held=$(vmalloc_kb)
+rmmod gcusim || die "rmmod gcusim failed: $(lsmod | grep gcusim)"
+after=$(vmalloc_kb)
+echo "VmallocUsed: $before kB before gcusim, $loaded kB loaded, $held kB before rmmod, $after kB after"
+checks=$((checks + 1))
+[ $((loaded - before)) -ge 10000 ] && [ $((held - after)) -ge 10000 ] ||
+	die "gcusim's two regions (10.6 MB) not taken or not given back: VmallocUsed $before kB before, $loaded kB loaded, $held kB before rmmod, $after kB after"
+done_ok
