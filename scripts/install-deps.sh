@@ -4,8 +4,9 @@
 # when everything is present it prints nothing and returns at once; otherwise it names what it
 # installs on stderr. `--check` only reports what is missing (exit 1 when something is).
 # The OPTIONAL packages are the peers `make bench` compares topsprof with and the VM test bed's
-# (make vm-test: QEMU, a static busybox): tried after the others, and a failure to install them is
-# a warning, not a failure (the benchmark skips their rows, the VM tests skip).
+# (make vm-test: QEMU, a static busybox, pahole for the simulated KMD's BTF): tried after the
+# others, and a failure to install them is a warning, not a failure (the benchmark skips their
+# rows, the VM tests skip).
 set -euo pipefail
 
 PACKAGES=(
@@ -13,7 +14,7 @@ PACKAGES=(
 	libbpf-dev bpftool libelf-dev zlib1g-dev liblzma-dev g++ binutils xz-utils libcjson-dev libcmocka-dev libsqlite3-dev sqlite3
 	python3 openmpi-bin libc6-dbg
 )
-OPTIONAL=(bpftrace ltrace time qemu-system-x86 busybox-static)
+OPTIONAL=(bpftrace ltrace time qemu-system-x86 busybox-static dwarves)
 
 installed() { [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]; }
 missing=() optional=()

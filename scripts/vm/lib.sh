@@ -281,13 +281,41 @@ vm_build_kmd() {
 		sed -i "s#/usr/src/#$kdir/headers/usr/src/#" "$hdr/Makefile"
 		touch "$kdir/headers/.done"
 	fi
+	# the module's BTF (fentry on its functions) needs pahole and the kernel's own BTF, which
+	# kbuild takes from the objtree's vmlinux: the image's, decompressed once
+	if command -v pahole >/dev/null && [ ! -s "$hdr/vmlinux" ]; then
+		vm_extract_vmlinux "$kdir/root/boot/vmlinuz-$abi" "$hdr/vmlinux" ||
+			vm_say "warning: no vmlinux out of $abi's image: gcusim.ko without BTF (kprobes only)"
+	fi
+	command -v pahole >/dev/null ||
+		vm_say "warning: no pahole (scripts/install-deps.sh installs dwarves): gcusim.ko without BTF (kprobes only)"
 	mkdir -p "$out"
 	cp -r "$vm_top/sim/kmd/." "$out/"
-	if ! make -C "$hdr" M="$out" GCUSIM_TOP="$vm_top" CC=gcc modules >"$out/build.log" 2>&1 ||
+	# (the module resolves no BTF ids: Debian's kbuild has no resolve_btfids)
+	if ! make -C "$hdr" M="$out" GCUSIM_TOP="$vm_top" CC=gcc RESOLVE_BTFIDS=true modules \
+		>"$out/build.log" 2>&1 ||
 		[ ! -e "$out/gcusim.ko" ]; then
 		vm_say "warning: gcusim.ko does not build against $abi here: $(grep -m1 -iE 'error|not found' "$out/build.log")"
 		return 1
 	fi
+}
+
+# vm_extract_vmlinux IMAGE OUT: the ELF vmlinux inside a compressed kernel image (bzImage: the
+# payload begins at its compressor's magic), with its .BTF section
+vm_extract_vmlinux() {
+	local img=$1 out=$2 magic tool off
+	for magic in '\xfd7zXZ\x00:xz -dc' '\x28\xb5\x2f\xfd:zstd -dcq' '\x1f\x8b\x08:gzip -dc'; do
+		tool=${magic#*:}
+		for off in $(LC_ALL=C grep -abo -P "${magic%%:*}" "$img" 2>/dev/null | cut -d: -f1); do
+			tail -c +$((off + 1)) "$img" | $tool >"$out.tmp" 2>/dev/null
+			if [ "$(head -c 4 "$out.tmp" | od -An -c | tr -d ' ')" = 177ELF ]; then
+				mv "$out.tmp" "$out"
+				return 0
+			fi
+		done
+	done
+	rm -f "$out.tmp"
+	return 1
 }
 
 # vm_cpio DIR FILE: DIR as an uncompressed newc archive (the kernel unpacks it fastest under TCG)

@@ -56,6 +56,12 @@ section KERNEL | awk '/off CPU/ { s = 1; w = 0; next } /^[0-9]+\)/ { s = 0 }
 		s && w && /^tops(StreamSynchronize|DeviceSynchronize|Memcpy[A-Za-z]*) \(user\)$/ { found = 1 }
 		END { exit !found }' ||
 	die "no wait asleep in gcusim_wait under a blocking runtime call:"$'\n'"$out"
+# fentry where the module has BTF (pahole built it) and the kernel loads fentry
+if [ -e /sys/kernel/btf/gcusim ] && grep -q "fentry/fexit programs loaded" <<<"$err"; then
+	checks=$((checks + 1))
+	grep -q "fentry on [1-9][0-9]* functions" <<<"$err" ||
+		die "gcusim has BTF and fentry loads, but no function took it:"$'\n'"$(grep 'kernel callstacks' <<<"$err")"
+fi
 echo "driver: $ioctls ioctls into gcusim, $in_wait waits in gcusim_wait; $(grep -o 'fentry on [0-9]* functions, kprobes on [0-9]*' <<<"$err")"
 
 # --- the same work on the user-space device: the same GCU activities ---------------------------
