@@ -16,7 +16,7 @@ SIM_RPATH := -Wl,-rpath,'$$ORIGIN/../lib'
 
 # the device writes the driver's region that topsprof reads: the region's mapping, the one
 # definition of its layout, is topsprof's (user/gcu/region.c); the device's side is the sim's
-SIM_RT_SRCS := $(wildcard sim/rt/*.c) sim/driver/writer.c user/gcu/region.c user/gcu/layout.c
+SIM_RT_SRCS := $(wildcard sim/rt/*.c) sim/driver/writer.c sim/driver/submit.c user/gcu/region.c user/gcu/layout.c
 # gcu-records reads as topsprof does
 SIM_DRIVER_SRCS := user/gcu/region.c user/gcu/layout.c user/gcu/readout.c
 SIM_RT_OBJS := $(SIM_RT_SRCS:%.c=$(SIM_OUT)/obj/%.o)

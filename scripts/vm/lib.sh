@@ -289,15 +289,16 @@ vm_build_kmd() {
 	fi
 	command -v pahole >/dev/null ||
 		vm_say "warning: no pahole (scripts/install-deps.sh installs dwarves): gcusim.ko without BTF (kprobes only)"
-	mkdir -p "$out"
-	cp -r "$vm_top/sim/kmd/." "$out/"
+	# kbuild builds in the module's directory: a copy, with the device code it includes
+	mkdir -p "$out/sim"
+	cp -r "$vm_top/sim/kmd" "$vm_top/sim/driver" "$out/sim/"
 	# (the module resolves no BTF ids: Debian's kbuild has no resolve_btfids)
-	if ! make -C "$hdr" M="$out" GCUSIM_TOP="$vm_top" CC=gcc RESOLVE_BTFIDS=true modules \
-		>"$out/build.log" 2>&1 ||
-		[ ! -e "$out/gcusim.ko" ]; then
+	if ! make -C "$hdr" M="$out/sim/kmd" GCUSIM_TOP="$vm_top" CC=gcc RESOLVE_BTFIDS=true \
+		modules >"$out/build.log" 2>&1 || [ ! -e "$out/sim/kmd/gcusim.ko" ]; then
 		vm_say "warning: gcusim.ko does not build against $abi here: $(grep -m1 -iE 'error|not found' "$out/build.log")"
 		return 1
 	fi
+	cp "$out/sim/kmd/gcusim.ko" "$out/gcusim.ko"
 }
 
 # vm_extract_vmlinux IMAGE OUT: the ELF vmlinux inside a compressed kernel image (bzImage: the

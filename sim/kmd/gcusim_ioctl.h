@@ -8,6 +8,8 @@
 #include <linux/ioctl.h>
 #include <linux/types.h>
 
+#include "../driver/submit.h" /* struct gcu_cmd */
+
 struct gcusim_info {
 	__u32 device;	   /* the physical device */
 	__u32 devices;	   /* how many the driver has */
@@ -20,5 +22,9 @@ struct gcusim_info {
 /* sleep in the driver until CLOCK_MONOTONIC reaches the __u64 (ns) given: the device's command
  * ends then (the runtime's blocking calls); -EINTR when a signal came first */
 #define GCUSIM_IOC_WAIT _IOW('G', 2, __u64)
+/* queue a command on the device (its place: after the caller's stream, struct gcu_cmd's
+ * stream_ready, and the engine's earlier work of this open file) and record it where a profiler
+ * reads; stream_ready and start_ticks come back */
+#define GCUSIM_IOC_SUBMIT _IOWR('G', 3, struct gcu_cmd)
 
 #endif

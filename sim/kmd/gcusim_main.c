@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /* gcusim: the simulated GCU's kernel-mode driver. /dev/gcu0..N-1 (module parameter devices),
  * each with the driver's region (user/gcu/region.h: the device clock, the profiler's record ring
- * and name table) laid out as the user-space device lays out its own (the layout code is
- * shared: layout.c), which the runtime and profilers map through the node; ioctls
- * (gcusim_ioctl.h) for the device's facts and for the runtime's blocking waits, which sleep here
- * as a GCU runtime sleeps in its driver. */
+ * and name table) laid out as the user-space device lays out its own, which the runtime and
+ * profilers map through the node; ioctls (gcusim_ioctl.h) for the device's facts, the commands
+ * (queued on the device's engines and recorded), and the runtime's blocking waits, which sleep
+ * here as a GCU runtime sleeps in its driver. The layout, the queue and the records are the
+ * user-space device's own code (user/gcu/layout.c, sim/driver/submit.c and writer.c), compiled
+ * in (device_k.c). */
 #include <linux/fs.h>
 #include <linux/hrtimer.h>
 #include <linux/miscdevice.h>
@@ -17,6 +19,7 @@
 #include <linux/vmalloc.h>
 
 #include "gcu/region.h"
+#include "../driver/submit.h"
 #include "gcusim_ioctl.h"
 
 static int devices = 2;
@@ -29,14 +32,65 @@ struct gcusim_dev {
 	int id;
 	void *region; /* vmalloc_user: mapped whole into user space */
 	u64 size;
+	struct gcu_region r; /* its view, for the command queue */
+};
+
+/* an open file of a device: its process's queue on the device's engines (as the user-space
+ * device keeps one per process) */
+struct gcusim_file {
+	struct gcusim_dev *d;
+	struct mutex lock;
+	u64 engine_free[GCU_ENGINE_COUNT];
 };
 
 static struct gcusim_dev *gcus;
 static int ngcus;
 
+/* the host clock of the shared queue code (user/gcu/region.h): CLOCK_MONOTONIC */
+uint64_t gcu_host_ns(void)
+{
+	return ktime_get_ns();
+}
+
 static struct gcusim_dev *gcusim_of(struct file *f)
 {
-	return container_of(f->private_data, struct gcusim_dev, misc);
+	return ((struct gcusim_file *)f->private_data)->d;
+}
+
+static int gcusim_open(struct inode *inode, struct file *f)
+{
+	struct gcusim_dev *d = container_of(f->private_data, struct gcusim_dev, misc);
+	struct gcusim_file *gf = kzalloc(sizeof(*gf), GFP_KERNEL);
+
+	if (!gf)
+		return -ENOMEM;
+	gf->d = d;
+	mutex_init(&gf->lock);
+	f->private_data = gf;
+	return 0;
+}
+
+static int gcusim_release(struct inode *inode, struct file *f)
+{
+	kfree(f->private_data);
+	return 0;
+}
+
+/* a command queued on the device and recorded, by the code the user-space device runs */
+static noinline long gcusim_submit(struct gcusim_file *gf, void __user *arg)
+{
+	struct gcu_cmd c;
+
+	if (copy_from_user(&c, arg, sizeof(c)))
+		return -EFAULT;
+	if (c.engine >= GCU_ENGINE_COUNT)
+		return -EINVAL;
+	c.pid = current->tgid;
+	c.tid = current->pid;
+	mutex_lock(&gf->lock);
+	gcu_device_submit(&gf->d->r, gf->engine_free, &c);
+	mutex_unlock(&gf->lock);
+	return copy_to_user(arg, &c, sizeof(c)) ? -EFAULT : 0;
 }
 
 /* the device's command ends at CLOCK_MONOTONIC deadline: sleep until then */
@@ -74,6 +128,8 @@ static long gcusim_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	switch (cmd) {
 	case GCUSIM_IOC_INFO:
 		return gcusim_info(d, (void __user *)arg);
+	case GCUSIM_IOC_SUBMIT:
+		return gcusim_submit(f->private_data, (void __user *)arg);
 	case GCUSIM_IOC_WAIT:
 		if (copy_from_user(&deadline, (void __user *)arg, sizeof(deadline)))
 			return -EFAULT;
@@ -102,6 +158,8 @@ static ssize_t gcusim_read(struct file *f, char __user *buf, size_t len, loff_t 
 
 static const struct file_operations gcusim_fops = {
 	.owner = THIS_MODULE,
+	.open = gcusim_open,
+	.release = gcusim_release,
 	.unlocked_ioctl = gcusim_ioctl,
 	.compat_ioctl = compat_ptr_ioctl,
 	.mmap = gcusim_mmap,
@@ -144,6 +202,7 @@ static int __init gcusim_init(void)
 		}
 		gcu_region_init(d->region, d->id, gcu_default_tick_hz(d->id),
 				gcu_default_drift_ppb(d->id));
+		gcu_region_view(&d->r, d->region);
 		snprintf(d->name, sizeof(d->name), "gcu%d", d->id);
 		d->misc.minor = MISC_DYNAMIC_MINOR;
 		d->misc.name = d->name;

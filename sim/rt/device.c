@@ -191,33 +191,14 @@ uint64_t sim_device_done(struct sim_device *d)
 	return r;
 }
 
-static void emit(struct sim_device *d, const struct sim_cmd *c, const struct topsStream_st *s,
-		 uint64_t launch_id, enum gcu_engine engine, enum gcu_record_kind kind,
-		 uint64_t start, uint64_t end, uint64_t bytes)
+/* a kernel's name in the device's name table, added the first time it is recorded */
+static uint32_t kernel_name_id(struct sim_device *d, struct sim_kernel *k)
 {
-	struct gcu_record r = {
-		.kind = (uint16_t)kind,
-		.engine = (uint8_t)engine,
-		.copy_kind = (uint8_t)(c->kernel ? GCU_COPY_NONE : c->copy_kind),
-		.device = (uint32_t)d->phys,
-		.pid = (uint32_t)getpid(),
-		.tid = (uint32_t)gettid(),
-		.stream_id = s->id,
-		.launch_id = launch_id,
-		.start_ticks = start,
-		.end_ticks = end,
-		.bytes = bytes,
-	};
+	uint32_t *id = &k->name_id[d->phys];
 
-	if (c->kernel) {
-		uint32_t *id = &c->kernel->name_id[d->phys];
-
-		if (!__atomic_load_n(id, __ATOMIC_ACQUIRE))
-			__atomic_store_n(id, gcu_names_add(&d->region, c->kernel->info.name),
-					 __ATOMIC_RELEASE);
-		r.name_id = __atomic_load_n(id, __ATOMIC_ACQUIRE);
-	}
-	gcu_ring_push(&d->region, &r);
+	if (!__atomic_load_n(id, __ATOMIC_ACQUIRE))
+		__atomic_store_n(id, gcu_names_add(&d->region, k->info.name), __ATOMIC_RELEASE);
+	return __atomic_load_n(id, __ATOMIC_ACQUIRE);
 }
 
 uint64_t sim_submit(struct topsStream_st *s, const struct sim_cmd *c)
@@ -227,38 +208,38 @@ uint64_t sim_submit(struct topsStream_st *s, const struct sim_cmd *c)
 	unsigned enabled = gcu_enabled(&d->region);
 	bool dte = c->kernel && sim.profile_meta && (enabled & (GCU_ACT_CDTE | GCU_ACT_SDTE));
 	uint64_t dur_ns = c->kernel ? model_kernel_ns(&c->kernel->info, c->elems, dte) : c->dur_ns;
-	uint64_t launch_id = __atomic_add_fetch(&sim.next_launch_id, 1, __ATOMIC_RELAXED);
-	uint64_t submit = sim_device_now(d), ready, dte_bytes = 0;
-	struct model_slot slot, cdte = { 0, 0 }, sdte = { 0, 0 };
+	struct gcu_cmd g = {
+		.kind = c->kind,
+		.engine = c->engine,
+		.copy_kind = c->kernel ? GCU_COPY_NONE : c->copy_kind,
+		.stream_id = s->id,
+		.dte = dte,
+		.pid = (uint32_t)getpid(),
+		.tid = (uint32_t)gettid(),
+		.launch_id = __atomic_add_fetch(&sim.next_launch_id, 1, __ATOMIC_RELAXED),
+		.bytes = c->bytes,
+		.dur_ticks = gcu_ns_to_ticks(h, dur_ns),
+		.submit_ticks = sim_device_now(d),
+	};
 
-	pthread_mutex_lock(&d->lock);
-	ready = ready_locked(s);
-	slot = model_schedule(&d->engine_free[c->engine], &ready, submit,
-			      gcu_ns_to_ticks(h, dur_ns));
-	s->ready = slot.end;
+	if (c->kernel && (enabled & (GCU_ACT_OPERATOR | GCU_ACT_CDTE | GCU_ACT_SDTE)))
+		g.name_id = kernel_name_id(d, c->kernel);
 	if (dte) {
-		/* inside the kernel: CDTE brings its data in at the start, SDTE out at the end */
-		dte_bytes = c->elems * c->kernel->info.dte_bytes_per_elem;
-		cdte.start = slot.start;
-		cdte.end = slot.start +
-			   gcu_ns_to_ticks(h, model_dte_ns(GCU_ENGINE_CDTE, dte_bytes, dur_ns));
-		sdte.end = slot.end;
-		sdte.start = slot.end -
-			     gcu_ns_to_ticks(h, model_dte_ns(GCU_ENGINE_SDTE, dte_bytes, dur_ns));
-		d->engine_free[GCU_ENGINE_CDTE] = cdte.end;
-		d->engine_free[GCU_ENGINE_SDTE] = sdte.end;
+		g.dte_bytes = c->elems * c->kernel->info.dte_bytes_per_elem;
+		g.cdte_ticks =
+			gcu_ns_to_ticks(h, model_dte_ns(GCU_ENGINE_CDTE, g.dte_bytes, dur_ns));
+		g.sdte_ticks =
+			gcu_ns_to_ticks(h, model_dte_ns(GCU_ENGINE_SDTE, g.dte_bytes, dur_ns));
 	}
+	pthread_mutex_lock(&d->lock);
+	g.stream_ready = ready_locked(s);
+	/* the kernel driver queues it (and records it); the user-space device here, as the
+	 * driver does (the same code), also should the driver not take it */
+	if (!d->region.driver || ioctl(d->region.fd, GCUSIM_IOC_SUBMIT, &g))
+		gcu_device_submit(&d->region, d->engine_free, &g);
+	s->ready = g.stream_ready;
 	pthread_mutex_unlock(&d->lock);
-
-	if (enabled & (c->kernel ? GCU_ACT_OPERATOR : GCU_ACT_MEMCPY))
-		emit(d, c, s, launch_id, c->engine, c->kind, slot.start, slot.end, c->bytes);
-	if (dte && dte_bytes && (enabled & GCU_ACT_CDTE))
-		emit(d, c, s, launch_id, GCU_ENGINE_CDTE, GCU_REC_DTE, cdte.start, cdte.end,
-		     dte_bytes);
-	if (dte && dte_bytes && (enabled & GCU_ACT_SDTE))
-		emit(d, c, s, launch_id, GCU_ENGINE_SDTE, GCU_REC_DTE, sdte.start, sdte.end,
-		     dte_bytes);
-	return slot.end;
+	return g.stream_ready;
 }
 
 /* The driver puts the caller to sleep until the modeled end (as a GCU runtime sleeps in its

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "../driver/submit.h"
 #include "../driver/writer.h"
 #include "tops/tops_runtime_api.h"
 
@@ -22,12 +23,8 @@ uint64_t model_kernel_ns(const topsKernelInfo *k, uint64_t elems, bool dte_profi
 /* a kernel's internal data move on CDTE or SDTE; never longer than half the kernel */
 uint64_t model_dte_ns(enum gcu_engine engine, uint64_t bytes, uint64_t kernel_ns);
 
-/* a command's place on the device: start = max(stream ready, engine free, submit) */
-struct model_slot {
-	uint64_t start, end;
-};
-struct model_slot model_schedule(uint64_t *engine_free, uint64_t *stream_ready, uint64_t submit,
-				 uint64_t dur);
+/* a command's place on the device, and its records: ../driver/submit.h (model_schedule,
+ * gcu_device_submit), which the kernel-mode driver runs too */
 
 /* --- devices (device.c) ----------------------------------------------------------------------- */
 

@@ -43,19 +43,3 @@ uint64_t model_dte_ns(enum gcu_engine engine, uint64_t bytes, uint64_t kernel_ns
 
 	return ns < kernel_ns / 2 ? ns : kernel_ns / 2;
 }
-
-struct model_slot model_schedule(uint64_t *engine_free, uint64_t *stream_ready, uint64_t submit,
-				 uint64_t dur)
-{
-	struct model_slot s;
-
-	s.start = submit;
-	if (*stream_ready > s.start)
-		s.start = *stream_ready;
-	if (*engine_free > s.start)
-		s.start = *engine_free;
-	s.end = s.start + dur;
-	*engine_free = s.end;
-	*stream_ready = s.end;
-	return s;
-}

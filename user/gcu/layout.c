@@ -44,3 +44,17 @@ void gcu_region_init(struct gcu_region_hdr *h, int device, uint64_t tick_hz, int
 		h->names_offset + GCU_NAMES_CAPACITY * (uint32_t)sizeof(struct gcu_name_entry);
 	h->magic = GCU_RO_MAGIC;
 }
+
+void gcu_region_view(struct gcu_region *r, void *map)
+{
+	const struct gcu_region_hdr *h = map;
+
+	r->hdr = map;
+	r->size = h->region_size;
+	r->ring_capacity = GCU_RING_CAPACITY;
+	r->names_capacity = GCU_NAMES_CAPACITY;
+	r->heap_size = GCU_HEAP_SIZE;
+	r->ring = (struct gcu_record *)((char *)map + h->ring_offset);
+	r->names = (struct gcu_name_entry *)((char *)map + h->names_offset);
+	r->heap = (char *)map + h->heap_offset;
+}

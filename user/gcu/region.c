@@ -264,14 +264,7 @@ again:
 	}
 	if (r->driver)
 		r->fd = fd;
-	r->hdr = map;
-	r->size = h.region_size;
-	r->ring_capacity = GCU_RING_CAPACITY;
-	r->names_capacity = GCU_NAMES_CAPACITY;
-	r->heap_size = GCU_HEAP_SIZE;
-	r->ring = (struct gcu_record *)((char *)map + h.ring_offset);
-	r->names = (struct gcu_name_entry *)((char *)map + h.names_offset);
-	r->heap = (char *)map + h.heap_offset;
+	gcu_region_view(r, map);
 	return 0;
 }
 
