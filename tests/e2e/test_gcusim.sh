@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-# The simulated KMD (sim/kmd: gcusim.ko, /dev/gcuN) under an unchanged application: the runtime
+# The simulated KMD (sim/kmd: gcusim.ko, /dev/gcuN) under unchanged applications: the runtime
 # takes the driver when /dev/gcu0 exists, which queues the commands (the device model runs in the
 # kernel) and records them; topsprof reads the GCU records through the device nodes and reports
 # the same GCU activities as for the same work on the user-space device; with
@@ -41,6 +41,27 @@ expect_rc 0 "on the driver"
 expect_err "in /dev (the kernel driver's device nodes)"
 expect_out "PASSED" # the app checks its own results
 gcu_rows() { section GCU | grep -v -e '^Total Time' -e '^$'; }
+# alike A B: the same GCU rows (names and calls) in A and B, their times within 0.2% (topsprof
+# aligns each run's device clock on its own), in any order (rows of equal time come either way)
+alike() {
+	awk 'function ns(t) {
+			if (t ~ /ns$/) return t + 0
+			if (t ~ /us$/) return t * 1e3
+			if (t ~ /ms$/) return t * 1e6
+			return t * 1e9
+		}
+		/%/ { n = split($0, f, / +/); name = f[7]; for (i = 8; i <= n; i++) name = name " " f[i]
+			key = name SUBSEP f[3]
+			if (FNR == NR) { a[key] = ns(f[2]); na++ } else { b[key] = ns(f[2]); nb++ } }
+		END {
+			if (na != nb || !na) exit 1
+			for (k in a) {
+				if (!(k in b)) exit 1
+				d = a[k] - b[k]; if (d < 0) d = -d
+				if (d > a[k] * 0.002 + 1) exit 1
+			}
+		}' <(printf '%s\n' "$1") <(printf '%s\n' "$2")
+}
 driver_gcu=$(gcu_rows)
 checks=$((checks + 1))
 grep -q "vector_add" <<<"$driver_gcu" || die "no GCU kernels through the driver:"$'\n'"$out"
@@ -77,9 +98,32 @@ run env TOPS_SIM_DRIVER_DIR="$TMP/driver" "$TOPSPROF" --print-app-log "$BIN/simp
 expect_rc 0 "on the user-space device"
 expect_out "PASSED"
 checks=$((checks + 1))
-# (rows of equal time in either order: whichever record came first)
-[ "$(gcu_rows | sort)" = "$(sort <<<"$driver_gcu")" ] ||
+alike "$driver_gcu" "$(gcu_rows)" ||
 	die "the GCU activities differ: driver"$'\n'"$driver_gcu"$'\n'"user-space device"$'\n'"$(section GCU)"
+
+# --- the other samples: the same GCU activities on the driver as on the user-space device -----
+# stress from threads on several streams (on one device: on two, which command runs where varies
+# from run to run, and with it the rounding of the two clocks), children that fork and exec, the
+# runtime linked in statically, CDTE/SDTE records
+for app in "stress -n 40 -t 3 -s 2" "fork_app 2" "simpleElemwiseAdd_static" \
+	"ENFLAME_GENERATE_PROFILE_META=true simpleElemwiseAdd"; do
+	read -r -a words <<<"$app"
+	envs=() cmd=()
+	for w in "${words[@]}"; do
+		if [ ${#cmd[@]} -eq 0 ] && [[ $w == *=* ]]; then envs+=("$w"); else cmd+=("$w"); fi
+	done
+	cmd[0]=$BIN/${cmd[0]}
+	run env "${envs[@]}" "$TOPSPROF" --enable-activities all "${cmd[@]}"
+	expect_rc 0 "$app on the driver"
+	on_driver=$(gcu_rows)
+	run env "${envs[@]}" TOPS_SIM_DRIVER_DIR="$TMP/driver" "$TOPSPROF" --enable-activities all \
+		"${cmd[@]}"
+	expect_rc 0 "$app on the user-space device"
+	checks=$((checks + 1))
+	alike "$on_driver" "$(gcu_rows)" ||
+		die "$app: the GCU activities differ: driver"$'\n'"$on_driver"$'\n'"user-space device"$'\n'"$(gcu_rows)"
+	echo "$app: $(grep -c '%' <<<"$on_driver") GCU rows alike"
+done
 
 # --- unloading: nothing holds the module, and its regions' memory goes back -------------------
 # (topsprof's runs leave their single uprobes to a topsprof-detach process that frees BPF memory
