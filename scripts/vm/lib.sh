@@ -263,9 +263,9 @@ vm_initramfs_kernel() {
 # vm_build_kmd KDIR OUT: sim/kmd's gcusim.ko (the simulated KMD) built against the kernel's
 # headers, which are extracted into the cache once, as OUT/gcusim.ko; 1 with a warning when it
 # cannot be built here (the module's tests then skip). Debian's headers name their common part
-# and their tools by the paths they install to, and come with the compiler the kernel was built
-# with: 6.12's (trixie) are gcc 14's, with tools linked against glibc 2.38, which this host
-# (Debian 12) cannot run.
+# by the path they install to, and carry the options of the compiler and pahole the kernel was
+# built with: 6.12's (trixie) are gcc 14's and pahole 1.26's, and their tools are linked against
+# glibc 2.38 (scripts/vm/kcc, vm_kbuild_runnable and the pahole options below bridge them).
 vm_build_kmd() {
 	local kdir=$1 out=$2 abi hdr d
 	abi=$(cat "$kdir/abi")
@@ -279,6 +279,7 @@ vm_build_kmd() {
 		done
 		[ -e "$hdr/Makefile" ] || { vm_say "warning: no headers for $abi: gcusim.ko not built"; return 1; }
 		sed -i "s#/usr/src/#$kdir/headers/usr/src/#" "$hdr/Makefile"
+		vm_kbuild_runnable "$kdir" || return 1
 		touch "$kdir/headers/.done"
 	fi
 	# the module's BTF (fentry on its functions) needs pahole and the kernel's own BTF, which
@@ -292,13 +293,52 @@ vm_build_kmd() {
 	# kbuild builds in the module's directory: a copy, with the device code it includes
 	mkdir -p "$out/sim"
 	cp -r "$vm_top/sim/kmd" "$vm_top/sim/driver" "$out/sim/"
-	# (the module resolves no BTF ids: Debian's kbuild has no resolve_btfids)
-	if ! make -C "$hdr" M="$out/sim/kmd" GCUSIM_TOP="$vm_top" CC=gcc RESOLVE_BTFIDS=true \
+	# (the module resolves no BTF ids: Debian's kbuild has no resolve_btfids; the kernel's
+	# pahole options are those of the pahole that built it, newer than Debian 12's 1.24)
+	if ! make -C "$hdr" M="$out/sim/kmd" GCUSIM_TOP="$vm_top" CC="$vm_top/scripts/vm/kcc" \
+		RESOLVE_BTFIDS=true PAHOLE_FLAGS=--btf_gen_floats MODULE_PAHOLE_FLAGS= \
 		modules >"$out/build.log" 2>&1 || [ ! -e "$out/sim/kmd/gcusim.ko" ]; then
 		vm_say "warning: gcusim.ko does not build against $abi here: $(grep -m1 -iE 'error|not found' "$out/build.log")"
 		return 1
 	fi
 	cp "$out/sim/kmd/gcusim.ko" "$out/gcusim.ko"
+}
+
+# vm_kbuild_runnable KDIR: the kernel's kbuild tools (fixdep, modpost, objtool...) made to run
+# here. A newer suite's are linked against its newer glibc: those that do not start on this host
+# are run through that suite's own dynamic loader and libraries (fetched once into
+# KDIR/tools-root), by a wrapper in the binary's place.
+vm_kbuild_runnable() {
+	local kdir=$1 f bad=() suite
+	while IFS= read -r f; do
+		[ "$(head -c 4 "$f" | od -An -c | tr -d ' ')" = 177ELF ] || continue
+		"$f" --version </dev/null 2>&1 | grep -q 'GLIBC_[0-9.]*. not found' && bad+=("$f")
+	done < <(find "$kdir/headers/usr/lib" -type f -perm -u+x)
+	[ ${#bad[@]} -eq 0 ] && return 0
+	suite=$(basename "$kdir")
+	if [ ! -e "$kdir/tools-root/.done" ]; then
+		rm -rf "$kdir/tools-root" "$kdir/tools-debs"
+		mkdir -p "$kdir/tools-root" "$kdir/tools-debs"
+		(
+			. "$vm_top/scripts/lib/deb-apt.sh"
+			deb_apt_setup "$kdir/apt" amd64 "$suite" || exit 1
+			cd "$kdir/tools-debs" && apt-get -qq download libc6 libelf1t64 zlib1g libzstd1 \
+				libssl3t64 libcrypt1 >&2
+		) || { vm_say "warning: $suite's libraries for its kbuild tools could not be fetched"; return 1; }
+		for f in "$kdir"/tools-debs/*.deb; do dpkg-deb -x "$f" "$kdir/tools-root"; done
+		touch "$kdir/tools-root/.done"
+	fi
+	local root=$kdir/tools-root libs ld
+	libs=$root/lib/x86_64-linux-gnu:$root/usr/lib/x86_64-linux-gnu
+	ld=$(find "$root" -name 'ld-linux-x86-64.so.2' | head -n 1)
+	[ -n "$ld" ] || { vm_say "warning: no dynamic loader in $suite's libc6"; return 1; }
+	for f in "${bad[@]}"; do
+		mv "$f" "$f.bin"
+		printf '#!/bin/sh\n# %s, run with its own suite'"'"'s loader and libraries (vm_kbuild_runnable)\nexec %s --library-path %s %s "$@"\n' \
+			"$(basename "$f")" "$ld" "$libs" "$f.bin" >"$f"
+		chmod +x "$f"
+	done
+	vm_say "$suite's kbuild tools run with its own glibc: ${#bad[@]} of them"
 }
 
 # vm_extract_vmlinux IMAGE OUT: the ELF vmlinux inside a compressed kernel image (bzImage: the
