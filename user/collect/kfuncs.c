@@ -57,7 +57,8 @@ int kfuncs_traceable_load(struct kfuncs_traceable *t, const char *path, const ch
 		t->n++;
 	}
 	fclose(f);
-	qsort(t->names, t->n, sizeof(*t->names), cmp_name);
+	if (t->n > 1)
+		qsort(t->names, t->n, sizeof(*t->names), cmp_name);
 	return 0;
 nomem:
 	fclose(f);
