@@ -246,7 +246,7 @@ fuzz: $(FUZZ_BINS) $(SYM_FIXTURES)
 	$(Q)tests/fuzz/run.sh $(OUTPUT)
 
 # every stage runs even when one fails; one summary at the end, non-zero when any failed
-TEST_STAGES := format-check bpf-arm64 unit unit-san e2e e2e-san fuzz
+TEST_STAGES := format-check bpf-arm64 unit unit-san e2e e2e-san fuzz vm-test
 test:
 	$(Q)rm -rf $(TEST_LOGS)
 	$(Q)LOG_DIR=$(TEST_LOGS) MAKE="$(MAKE)" tests/run-stages.sh $(TEST_STAGES)
