@@ -319,6 +319,16 @@ static void write_file(const char *path, const char *text)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* a new temporary file (path: a mkstemp template) holding text */
+static void temp_file(char *path, const char *text)
+{
+	int fd = mkstemp(path);
+
+	assert_true(fd >= 0);
+	close(fd);
+	write_file(path, text);
+}
+
 static void test_ksyms_synthetic(void **state)
 {
 	(void)state;
@@ -326,18 +336,15 @@ static void test_ksyms_synthetic(void **state)
 	const struct ksym *s;
 	struct ksyms k;
 	uint64_t d;
-	int fd = mkstemp(path);
 
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, "ffffffff81000000 T _stext\n"
-			 "ffffffff81000000 T _text\n"
-			 "ffffffff81001000 T do_syscall_64\n"
-			 "ffffffff81001000 t __do_syscall_64\n"
-			 "ffffffff81002000 D some_data\n"
-			 "ffffffff81003000 W weak_fn\n"
-			 "ffffffffc0001000 t gcu_ioctl\t[enflame]\n"
-			 "ffffffffc0002000 T other_fn\t[other]\n");
+	temp_file(path, "ffffffff81000000 T _stext\n"
+			"ffffffff81000000 T _text\n"
+			"ffffffff81001000 T do_syscall_64\n"
+			"ffffffff81001000 t __do_syscall_64\n"
+			"ffffffff81002000 D some_data\n"
+			"ffffffff81003000 W weak_fn\n"
+			"ffffffffc0001000 t gcu_ioctl\t[enflame]\n"
+			"ffffffffc0002000 T other_fn\t[other]\n");
 	assert_int_equal(ksyms_load(&k, path), 0);
 	assert_int_equal(k.n, 7); /* the data symbol is left out */
 	assert_null(ksyms_find(&k, 0xffffffff80ffffff, &d));
@@ -399,12 +406,9 @@ static void test_symbolizer(void **state)
 	const char *maps_text;
 	struct symbolizer s;
 	struct procmaps m;
-	int fd = mkstemp(path);
 
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path,
-		   "ffffffff81001000 T do_syscall_64\nffffffffc0001000 t gcu_ioctl\t[enflame]\n");
+	temp_file(path,
+		  "ffffffff81001000 T do_syscall_64\nffffffffc0001000 t gcu_ioctl\t[enflame]\n");
 	symbolizer_init(&s, path);
 	assert_int_equal(procmaps_read(&m, getpid()), 0);
 	assert_string_equal(symbolize_user(&s, &m, (uint64_t)(uintptr_t)&symtab_test_marker + 1,
@@ -549,18 +553,15 @@ static void test_trampoline_frames(void **state)
 	char path[] = "/tmp/topsprof-ksyms.XXXXXX";
 	struct stackname out = { 0 };
 	struct symbolizer s;
-	int fd = mkstemp(path);
 
-	assert_true(fd >= 0);
-	close(fd);
-	write_file(path, "ffffffff81001000 T do_syscall_64\n"
-			 "ffffffff81002000 T vfs_read\n"
-			 "ffffffff81003000 T schedule\n"
-			 "ffffffffc0001000 t brd_submit_bio\t[brd]\n"
-			 "ffffffffc0002000 t brd_do_bvec\t[brd]\n"
-			 "ffffffffc0100000 t bpf_trampoline_19327453651\t[bpf]\n"
-			 "ffffffffc0101000 t bpf_trampoline_19327453653\t[bpf]\n"
-			 "ffffffffc0102000 t bpf_prog_0123456789abcdef_kc_kmd_fentry\t[bpf]\n");
+	temp_file(path, "ffffffff81001000 T do_syscall_64\n"
+			"ffffffff81002000 T vfs_read\n"
+			"ffffffff81003000 T schedule\n"
+			"ffffffffc0001000 t brd_submit_bio\t[brd]\n"
+			"ffffffffc0002000 t brd_do_bvec\t[brd]\n"
+			"ffffffffc0100000 t bpf_trampoline_19327453651\t[bpf]\n"
+			"ffffffffc0101000 t bpf_trampoline_19327453653\t[bpf]\n"
+			"ffffffffc0102000 t bpf_prog_0123456789abcdef_kc_kmd_fentry\t[bpf]\n");
 	symbolizer_init(&s, path);
 	/* taken at brd_do_bvec's fentry, inside brd_submit_bio under fexit (leaf first) */
 	const uint64_t at_entry[] = { 0xffffffffc0102040, 0xffffffffc0101080, 0xffffffffc0002009,
