@@ -15,7 +15,19 @@ struct gcusim_info {
 	__u32 devices;	   /* how many the driver has */
 	__u64 region_size; /* the mapping's size */
 	__u64 tick_hz;	   /* the device clock */
+	__u64 mem_total;   /* device memory, bytes */
+	__u64 mem_used;	   /* of it taken, by every process */
 };
+
+/* device memory taken or given back by the caller (what an open file holds goes back when it is
+ * closed, as when its process ends) */
+struct gcusim_mem {
+	__u64 bytes;
+	__u32 op; /* GCUSIM_MEM_ALLOC, GCUSIM_MEM_FREE */
+	__u32 reserved;
+};
+#define GCUSIM_MEM_ALLOC 1
+#define GCUSIM_MEM_FREE	 2
 
 /* the device's facts */
 #define GCUSIM_IOC_INFO _IOR('G', 1, struct gcusim_info)
@@ -26,5 +38,8 @@ struct gcusim_info {
  * stream_ready, and the engine's earlier work of this open file) and record it where a profiler
  * reads; stream_ready and start_ticks come back */
 #define GCUSIM_IOC_SUBMIT _IOWR('G', 3, struct gcu_cmd)
+/* device memory: -ENOMEM when the device has not that much left, -EINVAL when the caller gives
+ * back more than it holds */
+#define GCUSIM_IOC_MEM _IOW('G', 4, struct gcusim_mem)
 
 #endif

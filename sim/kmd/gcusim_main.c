@@ -3,8 +3,8 @@
  * each with the driver's region (user/gcu/region.h: the device clock, the profiler's record ring
  * and name table) laid out as the user-space device lays out its own, which the runtime and
  * profilers map through the node; ioctls (gcusim_ioctl.h) for the device's facts, the commands
- * (queued on the device's engines and recorded), and the runtime's blocking waits, which sleep
- * here as a GCU runtime sleeps in its driver. The layout, the queue and the records are the
+ * (queued on the device's engines and recorded), device memory (counted across processes), and
+ * the runtime's blocking waits, which sleep here as a GCU runtime sleeps in its driver. The layout, the queue and the records are the
  * user-space device's own code (user/gcu/layout.c, sim/driver/submit.c and writer.c), compiled
  * in (device_k.c). */
 #include <linux/fs.h>
@@ -26,6 +26,10 @@ static int devices = 2;
 module_param(devices, int, 0444);
 MODULE_PARM_DESC(devices, "how many GCUs (/dev/gcu0..N-1), 1 to 16");
 
+static unsigned long mem_mb = 16384;
+module_param(mem_mb, ulong, 0444);
+MODULE_PARM_DESC(mem_mb, "each GCU's memory, in MB");
+
 struct gcusim_dev {
 	struct miscdevice misc;
 	char name[16];
@@ -33,6 +37,7 @@ struct gcusim_dev {
 	void *region; /* vmalloc_user: mapped whole into user space */
 	u64 size;
 	struct gcu_region r; /* its view, for the command queue */
+	atomic64_t mem_used;
 };
 
 /* an open file of a device: its process's queue on the device's engines (as the user-space
@@ -41,6 +46,7 @@ struct gcusim_file {
 	struct gcusim_dev *d;
 	struct mutex lock;
 	u64 engine_free[GCU_ENGINE_COUNT];
+	u64 mem_held; /* device memory it took: given back at close */
 };
 
 static struct gcusim_dev *gcus;
@@ -72,8 +78,39 @@ static int gcusim_open(struct inode *inode, struct file *f)
 
 static int gcusim_release(struct inode *inode, struct file *f)
 {
-	kfree(f->private_data);
+	struct gcusim_file *gf = f->private_data;
+
+	atomic64_sub(gf->mem_held, &gf->d->mem_used);
+	kfree(gf);
 	return 0;
+}
+
+static noinline long gcusim_mem(struct gcusim_file *gf, void __user *arg)
+{
+	struct gcusim_dev *d = gf->d;
+	u64 total = (u64)mem_mb << 20;
+	struct gcusim_mem m;
+	long err = 0;
+
+	if (copy_from_user(&m, arg, sizeof(m)))
+		return -EFAULT;
+	mutex_lock(&gf->lock);
+	if (m.op == GCUSIM_MEM_ALLOC) {
+		if (m.bytes > total || atomic64_add_return(m.bytes, &d->mem_used) > total) {
+			if (m.bytes <= total)
+				atomic64_sub(m.bytes, &d->mem_used);
+			err = -ENOMEM;
+		} else {
+			gf->mem_held += m.bytes;
+		}
+	} else if (m.op == GCUSIM_MEM_FREE && m.bytes <= gf->mem_held) {
+		gf->mem_held -= m.bytes;
+		atomic64_sub(m.bytes, &d->mem_used);
+	} else {
+		err = -EINVAL;
+	}
+	mutex_unlock(&gf->lock);
+	return err;
 }
 
 /* a command queued on the device and recorded, by the code the user-space device runs */
@@ -115,6 +152,8 @@ static noinline long gcusim_info(struct gcusim_dev *d, void __user *arg)
 		.devices = ngcus,
 		.region_size = d->size,
 		.tick_hz = h->tick_hz,
+		.mem_total = (u64)mem_mb << 20,
+		.mem_used = atomic64_read(&d->mem_used),
 	};
 
 	return copy_to_user(arg, &info, sizeof(info)) ? -EFAULT : 0;
@@ -130,6 +169,8 @@ static long gcusim_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return gcusim_info(d, (void __user *)arg);
 	case GCUSIM_IOC_SUBMIT:
 		return gcusim_submit(f->private_data, (void __user *)arg);
+	case GCUSIM_IOC_MEM:
+		return gcusim_mem(f->private_data, (void __user *)arg);
 	case GCUSIM_IOC_WAIT:
 		if (copy_from_user(&deadline, (void __user *)arg, sizeof(deadline)))
 			return -EFAULT;
@@ -183,8 +224,9 @@ static int __init gcusim_init(void)
 {
 	int err = 0;
 
-	if (devices < 1 || devices > GCU_RO_MAX_DEVICES) {
-		pr_err("gcusim: devices=%d: 1 to %d\n", devices, GCU_RO_MAX_DEVICES);
+	if (devices < 1 || devices > GCU_RO_MAX_DEVICES || !mem_mb || mem_mb > (1ul << 30)) {
+		pr_err("gcusim: devices=%d (1 to %d), mem_mb=%lu (1 to 2^30)\n", devices,
+		       GCU_RO_MAX_DEVICES, mem_mb);
 		return -EINVAL;
 	}
 	gcus = kcalloc(devices, sizeof(*gcus), GFP_KERNEL);
@@ -194,6 +236,7 @@ static int __init gcusim_init(void)
 		struct gcusim_dev *d = &gcus[ngcus];
 
 		d->id = ngcus;
+		atomic64_set(&d->mem_used, 0);
 		d->size = gcu_region_layout_size();
 		d->region = vmalloc_user(PAGE_ALIGN(d->size));
 		if (!d->region) {

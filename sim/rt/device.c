@@ -96,6 +96,12 @@ static void init(void)
 		pthread_mutex_init(&d->lock, NULL);
 		d->default_stream.dev = d;
 		d->mem_total = mem_mb << 20;
+		if (d->region.driver) { /* the driver's size, for every process */
+			struct gcusim_info info;
+
+			if (!ioctl(d->region.fd, GCUSIM_IOC_INFO, &info))
+				d->mem_total = info.mem_total;
+		}
 	}
 	sim.ndev = n;
 }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* Device memory: every allocation is real, host-addressable memory (so kernels, which run on
- * the host, can use device pointers), recorded so that any pointer can be checked. */
+ * the host, can use device pointers), recorded so that any pointer can be checked, and counted
+ * against the device's size (by the kernel driver, when there is one). */
 #include "internal.h"
+#include "../kmd/gcusim_ioctl.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 
 struct alloc {
@@ -36,18 +39,45 @@ static long find_locked(uintptr_t p)
 	return -1;
 }
 
+/* the device's memory: the kernel driver counts it for every process (and takes back what a
+ * process held when it ends); the user-space device, for this process */
+static bool take(struct sim_device *d, size_t size)
+{
+	bool ok;
+
+	if (d->region.driver) {
+		struct gcusim_mem m = { .bytes = size, .op = GCUSIM_MEM_ALLOC };
+
+		return !ioctl(d->region.fd, GCUSIM_IOC_MEM, &m);
+	}
+	pthread_mutex_lock(&d->lock);
+	ok = size <= d->mem_total - d->mem_used;
+	if (ok)
+		d->mem_used += size;
+	pthread_mutex_unlock(&d->lock);
+	return ok;
+}
+
+static void give_back(struct sim_device *d, size_t size)
+{
+	if (d->region.driver) {
+		struct gcusim_mem m = { .bytes = size, .op = GCUSIM_MEM_FREE };
+
+		ioctl(d->region.fd, GCUSIM_IOC_MEM, &m);
+		return;
+	}
+	pthread_mutex_lock(&d->lock);
+	d->mem_used -= size;
+	pthread_mutex_unlock(&d->lock);
+}
+
 topsError_t mem_dev_alloc(struct sim_device *d, size_t size, void **out)
 {
 	void *p;
 	size_t i;
 
-	pthread_mutex_lock(&d->lock);
-	if (size > d->mem_total - d->mem_used) {
-		pthread_mutex_unlock(&d->lock);
+	if (!take(d, size))
 		return topsErrorOutOfMemory;
-	}
-	d->mem_used += size;
-	pthread_mutex_unlock(&d->lock);
 
 	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		 -1, 0);
@@ -65,9 +95,7 @@ topsError_t mem_dev_alloc(struct sim_device *d, size_t size, void **out)
 		pthread_mutex_unlock(&lock);
 		if (p != MAP_FAILED)
 			munmap(p, size);
-		pthread_mutex_lock(&d->lock);
-		d->mem_used -= size;
-		pthread_mutex_unlock(&d->lock);
+		give_back(d, size);
 		return topsErrorOutOfMemory;
 	}
 	for (i = nallocs; i > 0 && allocs[i - 1].base > (uintptr_t)p; i--)
@@ -95,9 +123,7 @@ topsError_t mem_dev_free(void *p)
 	nallocs--;
 	pthread_mutex_unlock(&lock);
 	munmap((void *)a.base, a.size);
-	pthread_mutex_lock(&a.dev->lock);
-	a.dev->mem_used -= a.size;
-	pthread_mutex_unlock(&a.dev->lock);
+	give_back(a.dev, a.size);
 	return topsSuccess;
 }
 

@@ -5,7 +5,8 @@
 # kernel) and records them; topsprof reads the GCU records through the device nodes and reports
 # the same GCU activities as for the same work on the user-space device; with
 # --kernel-callstack-filter kmd --kmd-module gcusim the module's functions appear with their
-# calls, time and stacks, the runtime's blocking waits asleep inside the driver; the module
+# calls, time and stacks, the runtime's blocking waits asleep inside the driver; device memory
+# is counted by the driver across processes and comes back when a process is killed; the module
 # unloads afterwards and gives its memory back. It loads a kernel module, so it runs in the VM
 # test bed (make vm-test sets TOPSPROF_E2E_MODULES=1; scripts/vm/run.sh builds gcusim.ko against
 # each kernel's headers) and is skipped elsewhere.
@@ -124,6 +125,30 @@ for app in "stress -n 40 -t 3 -s 2" "fork_app 2" "simpleElemwiseAdd_static" \
 		die "$app: the GCU activities differ: driver"$'\n'"$on_driver"$'\n'"user-space device"$'\n'"$(gcu_rows)"
 	echo "$app: $(grep -c '%' <<<"$on_driver") GCU rows alike"
 done
+
+# --- device memory, counted by the driver for every process, given back when a process ends ---
+rmmod gcusim && modprobe gcusim mem_mb=8 || die "reloading gcusim with mem_mb=8 failed"
+# stress -t 1 -s 1 -e N takes two buffers of 4N bytes: 8 MB fit, 10 MB do not
+run "$BIN/stress" -n 1 -t 1 -s 1 -e 1048576
+expect_rc 0 "8 MB of the driver's 8 MB"
+run "$BIN/stress" -n 1 -t 1 -s 1 -e 1310720
+expect_rc 1 "10 MB of the driver's 8 MB"
+expect_err "topsErrorOutOfMemory"
+# a process that holds 6 MB leaves 2 MB to the others, until it is killed
+"$BIN/stress" -n 100000000 -t 1 -s 1 -e 786432 >/dev/null 2>&1 &
+holder=$!
+for _ in $(seq 100); do
+	run "$BIN/stress" -n 1 -t 1 -s 1 -e 786432
+	[ "$rc" != 0 ] && break
+	sleep 0.2
+done
+checks=$((checks + 1))
+[ "$rc" = 1 ] && grep -q topsErrorOutOfMemory <<<"$err" ||
+	die "6 MB more while another process holds 6 MB of 8: exit $rc"$'\n'"$err"
+kill -9 "$holder"
+wait "$holder" 2>/dev/null
+run "$BIN/stress" -n 1 -t 1 -s 1 -e 786432
+expect_rc 0 "6 MB once the killed process's memory came back"
 
 # --- unloading: nothing holds the module, and its regions' memory goes back -------------------
 # (topsprof's runs leave their single uprobes to a topsprof-detach process that frees BPF memory
