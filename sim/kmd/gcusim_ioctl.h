@@ -29,6 +29,13 @@ struct gcusim_mem {
 #define GCUSIM_MEM_ALLOC 1
 #define GCUSIM_MEM_FREE	 2
 
+/* a kernel's name, put in the device's name table: its id for struct gcu_cmd's name_id */
+struct gcusim_name {
+	__u64 name; /* user pointer to the NUL-terminated name */
+	__u32 id;   /* out: 0 when the table is full */
+	__u32 reserved;
+};
+
 /* the device's facts */
 #define GCUSIM_IOC_INFO _IOR('G', 1, struct gcusim_info)
 /* sleep in the driver until CLOCK_MONOTONIC reaches the __u64 (ns) given: the device's command
@@ -40,6 +47,7 @@ struct gcusim_mem {
 #define GCUSIM_IOC_SUBMIT _IOWR('G', 3, struct gcu_cmd)
 /* device memory: -ENOMEM when the device has not that much left, -EINVAL when the caller gives
  * back more than it holds */
-#define GCUSIM_IOC_MEM _IOW('G', 4, struct gcusim_mem)
+#define GCUSIM_IOC_MEM	_IOW('G', 4, struct gcusim_mem)
+#define GCUSIM_IOC_NAME _IOWR('G', 5, struct gcusim_name)
 
 #endif

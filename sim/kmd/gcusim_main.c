@@ -3,7 +3,8 @@
  * each with the driver's region (user/gcu/region.h: the device clock, the profiler's record ring
  * and name table) laid out as the user-space device lays out its own, which the runtime and
  * profilers map through the node; ioctls (gcusim_ioctl.h) for the device's facts, the commands
- * (queued on the device's engines and recorded), device memory (counted across processes), and
+ * (queued on the device's engines and recorded) and their kernels' names, device memory
+ * (counted across processes), and
  * the runtime's blocking waits, which sleep here as a GCU runtime sleeps in its driver. The layout, the queue and the records are the
  * user-space device's own code (user/gcu/layout.c, sim/driver/submit.c and writer.c), compiled
  * in (device_k.c). */
@@ -20,6 +21,7 @@
 
 #include "gcu/region.h"
 #include "../driver/submit.h"
+#include "../driver/writer.h"
 #include "gcusim_ioctl.h"
 
 static int devices = 2;
@@ -83,6 +85,28 @@ static int gcusim_release(struct inode *inode, struct file *f)
 	atomic64_sub(gf->mem_held, &gf->d->mem_used);
 	kfree(gf);
 	return 0;
+}
+
+static noinline long gcusim_name(struct gcusim_dev *d, void __user *arg)
+{
+	struct gcusim_name n;
+	char *name;
+	long len;
+
+	if (copy_from_user(&n, arg, sizeof(n)))
+		return -EFAULT;
+	name = kmalloc(GCU_NAME_MAX + 1, GFP_KERNEL);
+	if (!name)
+		return -ENOMEM;
+	len = strncpy_from_user(name, u64_to_user_ptr(n.name), GCU_NAME_MAX + 1);
+	if (len < 0) {
+		kfree(name);
+		return len;
+	}
+	name[min_t(long, len, GCU_NAME_MAX)] = '\0';
+	n.id = gcu_names_add(&d->r, name);
+	kfree(name);
+	return copy_to_user(arg, &n, sizeof(n)) ? -EFAULT : 0;
 }
 
 static noinline long gcusim_mem(struct gcusim_file *gf, void __user *arg)
@@ -169,6 +193,8 @@ static long gcusim_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 		return gcusim_info(d, (void __user *)arg);
 	case GCUSIM_IOC_SUBMIT:
 		return gcusim_submit(f->private_data, (void __user *)arg);
+	case GCUSIM_IOC_NAME:
+		return gcusim_name(d, (void __user *)arg);
 	case GCUSIM_IOC_MEM:
 		return gcusim_mem(f->private_data, (void __user *)arg);
 	case GCUSIM_IOC_WAIT:

@@ -202,8 +202,14 @@ static uint32_t kernel_name_id(struct sim_device *d, struct sim_kernel *k)
 {
 	uint32_t *id = &k->name_id[d->phys];
 
-	if (!__atomic_load_n(id, __ATOMIC_ACQUIRE))
-		__atomic_store_n(id, gcu_names_add(&d->region, k->info.name), __ATOMIC_RELEASE);
+	if (!__atomic_load_n(id, __ATOMIC_ACQUIRE)) {
+		struct gcusim_name n = { .name = (uint64_t)(uintptr_t)k->info.name };
+
+		/* through the kernel driver when there is one (into the same table) */
+		if (!d->region.driver || ioctl(d->region.fd, GCUSIM_IOC_NAME, &n))
+			n.id = gcu_names_add(&d->region, k->info.name);
+		__atomic_store_n(id, n.id, __ATOMIC_RELEASE);
+	}
 	return __atomic_load_n(id, __ATOMIC_ACQUIRE);
 }
 

@@ -73,6 +73,10 @@ checks=$((checks + 1))
 [ -n "$ioctls" ] && [ "$ioctls" = "$in_ioctl" ] && [ -n "$in_wait" ] && [ "$in_wait" -ge 1 ] &&
 	[ "$in_wait" -le "$in_ioctl" ] ||
 	die "ioctls into the driver: $ioctls, gcusim_ioctl $in_ioctl, gcusim_wait $in_wait:"$'\n'"$out"
+# the kernels' names put in the device's table by the driver: each of the app's three once
+checks=$((checks + 1))
+[ "$(calls "gcusim_name [gcusim] (driver)")" = 3 ] ||
+	die "gcusim_name called $(calls "gcusim_name [gcusim] (driver)") times for 3 kernels:"$'\n'"$out"
 # every command queued by the driver (gcusim_submit: the device model runs in the kernel)
 submits=$(calls "gcusim_submit [gcusim] (driver)")
 commands=$(section GCU | sed -n 's/.*Total Calls \([0-9]*\).*/\1/p')
