@@ -145,6 +145,21 @@ int kc_kmd_kretprobe(struct pt_regs *ctx)
 	return 0;
 }
 
+/* the same, for many functions in one link (Linux 5.18+) */
+SEC("kprobe.multi")
+int kc_kmd_kmulti(struct pt_regs *ctx)
+{
+	kmd_enter(ctx, bpf_get_func_ip(ctx));
+	return 0;
+}
+
+SEC("kretprobe.multi")
+int kc_kmd_kretmulti(struct pt_regs *ctx)
+{
+	kmd_exit(bpf_get_func_ip(ctx));
+	return 0;
+}
+
 SEC("fentry")
 int BPF_PROG(kc_kmd_fentry)
 {

@@ -107,6 +107,11 @@ for path in fentry kprobes; do
 	if [ $path = kprobes ]; then
 		checks=$((checks + 1))
 		[ "$(debug_num "fentry on")" = 0 ] || die "TOPSPROF_NO_FENTRY=1 and fentry was used"
+		# which kprobes: one kprobe_multi link, or (said why) one each
+		checks=$((checks + 1))
+		grep -q "in one kprobe_multi link\|kprobe_multi refused\|kprobe_multi programs refused" <<<"$err" ||
+			die "kprobes: the path taken is not said:"$'\n'"$(grep 'kernel callstacks' <<<"$err")"
+		echo "kprobes: $(grep -o 'in one kprobe_multi link\|kprobe_multi refused.*\|kprobe_multi programs refused.*' <<<"$err")"
 	fi
 	# each direct read is one request the reading thread issues itself (the stacks show
 	# blk_mq_try_issue_directly under read): as many as dd read, each in a read into the driver

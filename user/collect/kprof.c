@@ -39,9 +39,9 @@ struct kprof {
 	size_t nkmd;
 	struct bpf_link **links; /* kprobes */
 	size_t nlinks;
-	int *fds; /* the fentry/fexit copies' links */
+	int *fds; /* the fentry/fexit copies' links, the kprobe_multi links */
 	size_t nfds;
-	size_t copies_memlock; /* the kernel memory the copies hold */
+	size_t ncopies, copies_memlock; /* the fentry/fexit copies, and their kernel memory */
 	struct proc_watch procs;
 	struct ksyms ks;
 	bool ks_loaded;
@@ -126,9 +126,10 @@ static void add_driver_files(struct kprof *k)
 }
 
 /* a kmd.bpf.c object counting into the kernel object's maps (and into kmd_calls of share, when
- * given): with its kprobe programs, or with its fentry programs aimed at target */
-static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, const char *target,
-		    const struct kmd_bpf *share, struct kmd_bpf **out)
+ * given): with its kprobe programs (and kprobe_multi ones, when multi), or with its fentry
+ * programs aimed at target */
+static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, bool multi,
+		    const char *target, const struct kmd_bpf *share, struct kmd_bpf **out)
 {
 	struct kmd_bpf *s = kmd_bpf__open();
 	int err;
@@ -141,6 +142,8 @@ static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, co
 	s->data->collecting = o->collecting;
 	bpf_program__set_autoload(s->progs.kc_kmd_kprobe, !fentry);
 	bpf_program__set_autoload(s->progs.kc_kmd_kretprobe, !fentry);
+	bpf_program__set_autoload(s->progs.kc_kmd_kmulti, !fentry && multi);
+	bpf_program__set_autoload(s->progs.kc_kmd_kretmulti, !fentry && multi);
 	bpf_program__set_autoload(s->progs.kc_kmd_fentry, fentry);
 	bpf_program__set_autoload(s->progs.kc_kmd_fexit, fentry);
 	err = 0;
@@ -209,8 +212,8 @@ static bool probeable(const struct ksyms *ks, size_t i, const struct kfuncs_trac
 /* the functions to probe: the KMD module's, or the filter's; tr: the kernel's list of those
  * ftrace can patch, NULL when it could not be read. *skipped: the module's functions left out. */
 static size_t targets(const struct kprof *k, const struct kprof_opts *o,
-		      const struct kfuncs_traceable *tr, const char **names, size_t max,
-		      size_t *skipped)
+		      const struct kfuncs_traceable *tr, const char **names, unsigned long *addrs,
+		      size_t max, size_t *skipped)
 {
 	size_t n = 0;
 
@@ -225,9 +228,10 @@ static size_t targets(const struct kprof *k, const struct kprof_opts *o,
 			for (size_t i = 0; i < k->ks.n; i++)
 				if (strlen(k->ks.v[i].name) == l &&
 				    !strncmp(k->ks.v[i].name, p, l)) {
-					if (probeable(&k->ks, i, tr))
+					if (probeable(&k->ks, i, tr)) {
+						addrs[n] = (unsigned long)k->ks.v[i].addr;
 						names[n++] = k->ks.v[i].name;
-					else
+					} else
 						pr_debug(
 							"kernel callstacks: %s cannot be probed (%s)",
 							k->ks.v[i].name,
@@ -250,10 +254,12 @@ static size_t targets(const struct kprof *k, const struct kprof_opts *o,
 			seen = !strcmp(names[j], k->ks.v[i].name);
 		if (seen)
 			continue;
-		if (probeable(&k->ks, i, tr))
+		if (probeable(&k->ks, i, tr)) {
+			addrs[n] = (unsigned long)k->ks.v[i].addr;
 			names[n++] = k->ks.v[i].name;
-		else
+		} else {
 			(*skipped)++;
+		}
 	}
 	return n;
 }
@@ -271,6 +277,48 @@ static bool attach_pair(struct kprof *k, struct bpf_link *in, struct bpf_link *o
 		return false;
 	}
 	return keep_link(k, out);
+}
+
+/* a kprobe_multi link of prog on every function at addrs (returns: kretprobes), made with the
+ * bare system call so that a kernel without them is no libbpf failure: its descriptor or -errno */
+static int multi_link(const struct bpf_program *prog, const unsigned long *addrs, size_t n,
+		      bool returns)
+{
+	LIBBPF_OPTS(bpf_link_create_opts, lo);
+
+	lo.kprobe_multi.addrs = addrs;
+	lo.kprobe_multi.cnt = (__u32)n;
+	lo.kprobe_multi.flags = returns ? BPF_F_KPROBE_MULTI_RETURN : 0;
+	return bpf_link_create(bpf_program__fd(prog), 0, BPF_TRACE_KPROBE_MULTI, &lo);
+}
+
+/* kprobe and kretprobe on every function at addrs, in one kprobe_multi link each (Linux
+ * 5.18+ with CONFIG_FPROBE: one detach for all, where single kprobes go one by one): n, or 0
+ * when the kernel refused (all or none) */
+static size_t attach_multi(struct kprof *k, const struct kmd_bpf *s, const unsigned long *addrs,
+			   size_t n)
+{
+	int *fds = realloc(k->fds, (k->nfds + 2) * sizeof(*fds));
+	int in, out = -ENOMEM;
+
+	if (!fds)
+		return 0;
+	k->fds = fds;
+	in = multi_link(s->progs.kc_kmd_kmulti, addrs, n, false);
+	if (in >= 0)
+		out = multi_link(s->progs.kc_kmd_kretmulti, addrs, n, true);
+	if (in < 0 || out < 0) {
+		if (in >= 0)
+			close(in);
+		pr_debug(
+			"kernel callstacks: kprobe_multi refused by the kernel (%s): a kprobe each",
+			strerror(-(in < 0 ? in : out)));
+		return 0;
+	}
+	k->fds[k->nfds++] = in;
+	k->fds[k->nfds++] = out;
+	pr_debug("kernel callstacks: kprobes on %zu functions in one kprobe_multi link", n);
+	return n;
 }
 
 /* fentry and fexit on the function btf_id: copies of the loaded programs of t; both or neither */
@@ -300,6 +348,7 @@ static bool attach_copies(struct kprof *k, const struct kmd_bpf *t, const struct
 	}
 	k->fds[k->nfds++] = in;
 	k->fds[k->nfds++] = out;
+	k->ncopies += 2;
 	k->copies_memlock += m_in + m_out;
 	return true;
 }
@@ -309,7 +358,7 @@ static bool attach_copies(struct kprof *k, const struct kmd_bpf *t, const struct
 static void say_memory(const struct kprof *k)
 {
 	const struct bpf_object *objs[3] = { k->skel->obj };
-	size_t nobj = 1, maps = 0, progs = k->copies_memlock, nmaps = 0, nprogs = k->nfds;
+	size_t nobj = 1, maps = 0, progs = k->copies_memlock, nmaps = 0, nprogs = k->ncopies;
 	__u32 seen[64];
 
 	for (size_t i = 0; i < k->nkmd; i++)
@@ -344,7 +393,7 @@ static void say_memory(const struct kprof *k)
 	}
 	pr_debug("kernel callstacks: kernel memory: %.1f MB in %zu maps, %.1f MB in %zu programs "
 		 "(%zu of them fentry/fexit copies)",
-		 (double)maps / 1048576.0, nmaps, (double)progs / 1048576.0, nprogs, k->nfds);
+		 (double)maps / 1048576.0, nmaps, (double)progs / 1048576.0, nprogs, k->ncopies);
 }
 
 /* Each function: fentry/fexit where BTF describes it and the kernel attaches there (copies of one
@@ -353,7 +402,8 @@ static void say_memory(const struct kprof *k)
 static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 {
 	static const char *names[MAX_TARGETS], *rest[MAX_TARGETS];
-	bool kmd = o->filter != KC_FILTER_FUNCS;
+	static unsigned long addrs[MAX_TARGETS], rest_addrs[MAX_TARGETS];
+	bool kmd = o->filter != KC_FILTER_FUNCS, one_each;
 	bool have_kprobes = !access("/sys/bus/event_source/devices/kprobe/type", F_OK);
 	struct kfuncs_traceable tr;
 	struct kfuncs_btf btf = { .obj_fd = -1 };
@@ -370,7 +420,7 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 				 "(available_filter_functions: %s; tracefs not mounted?): those to "
 				 "probe chosen by name",
 				 strerror(-err));
-		n = targets(k, o, err ? NULL : &tr, names, MAX_TARGETS, &skipped);
+		n = targets(k, o, err ? NULL : &tr, names, addrs, MAX_TARGETS, &skipped);
 		if (!err)
 			kfuncs_traceable_free(&tr);
 	}
@@ -393,7 +443,7 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 		err = -EOPNOTSUPP;
 		pr_debug("kernel callstacks: fentry/fexit not tried (TOPSPROF_NO_FENTRY)");
 	} else {
-		err = open_kmd(k, o, true, FENTRY_CHECK, NULL, &t);
+		err = open_kmd(k, o, true, false, FENTRY_CHECK, NULL, &t);
 		pr_debug("kernel callstacks: fentry/fexit programs %s%s, against " FENTRY_CHECK,
 			 err ? "refused by the kernel: " : "loaded",
 			 err ? strerror(-err) : " (verifier passed)");
@@ -411,23 +461,39 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 	for (size_t i = 0; i < n; i++) {
 		int id = btf_err ? -ENOENT : kfuncs_btf_func(&btf, names[i]);
 
-		if (id > 0 && attach_copies(k, t, &btf, id, names[i]))
+		if (id > 0 && attach_copies(k, t, &btf, id, names[i])) {
 			fentry++;
-		else
+		} else {
+			rest_addrs[nrest] = addrs[i];
 			rest[nrest++] = names[i];
+		}
 	}
 	if (!btf_err)
 		kfuncs_btf_close(&btf);
-	/* kprobes: one object for the functions fentry did not take */
+	/* kprobes: one object for the functions fentry did not take; one kprobe_multi link for
+	 * them all where the kernel has it (Linux 5.18+), else a kprobe each */
 	if (nrest || !fentry) {
-		err = open_kmd(k, o, false, NULL, t, &s);
+		bool multi = !getenv("TOPSPROF_NO_KPROBE_MULTI");
+
+		err = open_kmd(k, o, false, multi, NULL, t, &s);
+		if (err && multi) {
+			pr_debug(
+				"kernel callstacks: kprobe_multi programs refused by the kernel (%s; "
+				"Linux 5.18+): a kprobe each",
+				strerror(-err));
+			multi = false;
+			err = open_kmd(k, o, false, false, NULL, t, &s);
+		}
 		k->probes.kprobe_load = err;
 		pr_debug("kernel callstacks: kprobe/kretprobe programs %s%s",
 			 err ? "refused by the kernel: " : "loaded (verifier passed)",
 			 err ? strerror(-err) : "");
 		if (!err)
 			k->kmd[k->nkmd++] = s;
-		for (size_t i = 0; !err && have_kprobes && i < nrest; i++) {
+		if (!err && have_kprobes && multi && nrest)
+			kprobed = attach_multi(k, s, rest_addrs, nrest);
+		one_each = !kprobed;
+		for (size_t i = 0; !err && have_kprobes && one_each && i < nrest; i++) {
 			bool ok = attach_pair(
 				k,
 				bpf_program__attach_kprobe(s->progs.kc_kmd_kprobe, false, rest[i]),
