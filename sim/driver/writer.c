@@ -78,10 +78,16 @@ static uint32_t names_find(const struct gcu_region *r, const char *name, size_t 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct gcu_name_entry *e = &r->names[i];
 
+		uint32_t off = __atomic_load_n(&e->offset, __ATOMIC_RELAXED);
+
 		if (!__atomic_load_n(&e->committed, __ATOMIC_ACQUIRE) || e->hash != hash ||
 		    e->len != len)
 			continue;
-		if (!memcmp(r->heap + e->offset, name, len))
+		/* the table is in memory every user maps (and the kernel driver runs this too):
+		 * an entry is looked at only where it lies in the heap */
+		if (off > r->heap_size || len > r->heap_size - off)
+			continue;
+		if (!memcmp(r->heap + off, name, len))
 			return i + 1;
 	}
 	return 0;
