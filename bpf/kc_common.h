@@ -77,12 +77,20 @@ struct {
 
 /* filter kmd: the system call each CPU's thread is in (pid_tgid 0: none), so that a thread that
  * enters the KMD's functions through a file the driver does not own (a block device, a socket)
- * gets its system call counted as a call into the driver, from its start */
+ * gets its system call counted as a call into the driver, from its start. Good only while the
+ * thread has not left the CPU since (its context switches, counted then): a thread that moved
+ * leaves its slot behind, stale */
 struct kc_cpu_syscall {
 	__u64 pid_tgid;
 	__u64 enter_ns;
 	__u64 id;
+	__u64 switches; /* the thread's nvcsw + nivcsw at its entry */
 };
+
+static __always_inline __u64 kc_switches(struct task_struct *t)
+{
+	return t->nvcsw + t->nivcsw;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

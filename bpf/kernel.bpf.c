@@ -211,6 +211,7 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 			c->pid_tgid = pt;
 			c->enter_ns = bpf_ktime_get_ns();
 			c->id = (__u64)id;
+			c->switches = kc_switches(bpf_get_current_task_btf());
 		}
 		return 0;
 	}

@@ -34,7 +34,7 @@ struct {
 
 /* the system call of a thread that enters the driver's functions through a file the driver
  * does not own (filter kmd: kernel.bpf.c then kept no entry): from its start when the thread
- * entered it on this CPU with no other system call between (kc_cpu_syscall), else from now;
+ * entered it on this CPU and has not left it since (kc_cpu_syscall), else from now;
  * none outside a system call (an exception, a kernel thread). Made an entry in kc_threads, so
  * that its end and its waits from now on count as the driver's. */
 static __always_inline struct kc_thread *kmd_syscall(__u64 pt)
@@ -46,7 +46,7 @@ static __always_inline struct kc_thread *kmd_syscall(__u64 pt)
 	long nr = -1;
 
 	c = bpf_map_lookup_elem(&kc_cpu_syscall, &zero);
-	if (c && c->pid_tgid == pt) {
+	if (c && c->pid_tgid == pt && c->switches == kc_switches(task)) {
 		th.enter_ns = c->enter_ns;
 		nr = (long)c->id;
 	} else if (!(task->flags & KMD_PF_KTHREAD) &&

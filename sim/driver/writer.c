@@ -7,6 +7,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#define PUSH_TRIES 100000 /* writers racing for a slot: far more than any real contention */
+
 /* the position of the slowest reader still reading, or head when nobody reads */
 static uint64_t min_tail(const struct gcu_region_hdr *h, uint64_t head)
 {
@@ -43,9 +45,12 @@ int gcu_ring_push(struct gcu_region *r, const struct gcu_record *rec)
 	struct gcu_region_hdr *h = r->hdr;
 	uint64_t head = __atomic_load_n(&h->head, __ATOMIC_RELAXED);
 	struct gcu_record *slot;
+	unsigned tries = 0;
 
+	/* (a bounded number of tries: head is in memory every user maps, and the kernel driver
+	 * runs this too) */
 	do {
-		if (head - min_tail(h, head) >= r->ring_capacity) {
+		if (head - min_tail(h, head) >= r->ring_capacity || ++tries > PUSH_TRIES) {
 			count_for_readers(h, offsetof(struct gcu_reader_slot, overflow));
 			return -ENOSPC;
 		}

@@ -200,6 +200,8 @@ static long gcusim_ioctl(struct file *f, unsigned int cmd, unsigned long arg)
 	case GCUSIM_IOC_WAIT:
 		if (copy_from_user(&deadline, (void __user *)arg, sizeof(deadline)))
 			return -EFAULT;
+		if (deadline > KTIME_MAX)
+			return -EINVAL;
 		return gcusim_wait(deadline);
 	default:
 		return -ENOTTY;
@@ -236,11 +238,11 @@ static const struct file_operations gcusim_fops = {
 
 static void gcusim_remove(void)
 {
-	for (int i = 0; i < ngcus; i++) {
+	for (int i = 0; i < ngcus; i++)
 		if (gcus[i].misc.name)
 			misc_deregister(&gcus[i].misc);
+	for (int i = 0; i < ngcus; i++)
 		vfree(gcus[i].region);
-	}
 	kfree(gcus);
 	gcus = NULL;
 	ngcus = 0;
@@ -248,7 +250,7 @@ static void gcusim_remove(void)
 
 static int __init gcusim_init(void)
 {
-	int err = 0;
+	int err;
 
 	if (devices < 1 || devices > GCU_RO_MAX_DEVICES || !mem_mb || mem_mb > (1ul << 30)) {
 		pr_err("gcusim: devices=%d (1 to %d), mem_mb=%lu (1 to 2^30)\n", devices,
@@ -258,6 +260,8 @@ static int __init gcusim_init(void)
 	gcus = kcalloc(devices, sizeof(*gcus), GFP_KERNEL);
 	if (!gcus)
 		return -ENOMEM;
+	/* every region made before any node appears: nothing opened is torn down by a later
+	 * failure (the nodes are made last, and unmade before the regions go) */
 	for (ngcus = 0; ngcus < devices; ngcus++) {
 		struct gcusim_dev *d = &gcus[ngcus];
 
@@ -266,27 +270,25 @@ static int __init gcusim_init(void)
 		d->size = gcu_region_layout_size();
 		d->region = vmalloc_user(PAGE_ALIGN(d->size));
 		if (!d->region) {
-			err = -ENOMEM;
-			break;
+			gcusim_remove();
+			return -ENOMEM;
 		}
 		gcu_region_init(d->region, d->id, gcu_default_tick_hz(d->id),
 				gcu_default_drift_ppb(d->id));
-		gcu_region_view(&d->r, d->region);
+		gcu_region_view(&d->r, d->region, d->region); /* nobody has mapped it yet */
 		snprintf(d->name, sizeof(d->name), "gcu%d", d->id);
 		d->misc.minor = MISC_DYNAMIC_MINOR;
-		d->misc.name = d->name;
 		d->misc.fops = &gcusim_fops;
 		d->misc.mode = 0666; /* every user's applications use the GCUs */
-		err = misc_register(&d->misc);
-		if (err) {
-			d->misc.name = NULL;
-			ngcus++; /* its region is freed with the others */
-			break;
-		}
 	}
-	if (err) {
-		gcusim_remove();
-		return err;
+	for (int i = 0; i < ngcus; i++) {
+		gcus[i].misc.name = gcus[i].name;
+		err = misc_register(&gcus[i].misc);
+		if (err) {
+			gcus[i].misc.name = NULL;
+			gcusim_remove();
+			return err;
+		}
 	}
 	pr_info("gcusim: %d GCUs, /dev/gcu0..%d\n", ngcus, ngcus - 1);
 	return 0;

@@ -4,6 +4,7 @@
 #include "../kmd/gcusim_ioctl.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/futex.h>
 #include <sys/ioctl.h>
 #include <sys/syscall.h>
@@ -62,6 +63,28 @@ static int visible_devices(int count, int *phys)
 	return n;
 }
 
+/* a child forked without exec: its own open files of the kernel driver's devices, so that its
+ * memory and its queue are its own, as the user-space device's are, and what it holds goes back
+ * when it ends (the inherited file is its parent's) */
+static void reopen_in_child(void)
+{
+	char path[4096];
+
+	for (int i = 0; i < sim.ndev; i++) {
+		struct gcu_region *r = &sim.dev[i].region;
+		int fd;
+
+		if (!r->driver ||
+		    gcu_region_path(gcu_driver_dir(), sim.dev[i].phys, path, sizeof(path)))
+			continue;
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue; /* the parent's, then */
+		close(r->fd);
+		r->fd = fd;
+	}
+}
+
 static void init(void)
 {
 	int phys[GCU_RO_MAX_DEVICES], count = gcu_driver_device_count(), n;
@@ -104,6 +127,8 @@ static void init(void)
 		}
 	}
 	sim.ndev = n;
+	if (sim.dev[0].region.driver)
+		pthread_atfork(NULL, NULL, reopen_in_child);
 }
 
 topsError_t sim_init(void)

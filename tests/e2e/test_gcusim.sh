@@ -131,6 +131,10 @@ for app in "stress -n 40 -t 3 -s 2" "fork_app 2" "simpleElemwiseAdd_static" \
 done
 
 # --- device memory, counted by the driver for every process, given back when a process ends ---
+# (topsprof's runs leave their single uprobes, and the fentry links on gcusim, to a
+# topsprof-detach process: the module is unloaded once it is done)
+detached() { for _ in $(seq 60); do pgrep -x topsprof-detach >/dev/null || break; sleep 0.5; done; }
+detached
 rmmod gcusim && modprobe gcusim mem_mb=8 || die "reloading gcusim with mem_mb=8 failed"
 # stress -t 1 -s 1 -e N takes two buffers of 4N bytes: 8 MB fit, 10 MB do not
 run "$BIN/stress" -n 1 -t 1 -s 1 -e 1048576
@@ -155,9 +159,8 @@ run "$BIN/stress" -n 1 -t 1 -s 1 -e 786432
 expect_rc 0 "6 MB once the killed process's memory came back"
 
 # --- unloading: nothing holds the module, and its regions' memory goes back -------------------
-# (topsprof's runs leave their single uprobes to a topsprof-detach process that frees BPF memory
-# as it goes: measured once it is done)
-for _ in $(seq 60); do pgrep -x topsprof-detach >/dev/null || break; sleep 0.5; done
+# (topsprof-detach frees BPF memory as it goes: measured once it is done)
+detached
 held=$(vmalloc_kb)
 rmmod gcusim || die "rmmod gcusim failed: $(lsmod | grep gcusim)"
 after=$(vmalloc_kb)

@@ -578,6 +578,13 @@ static void test_trampoline_frames(void **state)
 	out.len = 0;
 	assert_int_equal(stack_name_kernel(&s, waiting, false, &out), 0);
 	assert_string_equal(out.buf, "do_syscall_64_[k];brd_submit_bio [brd]_[k];schedule_[k]");
+	/* a trampoline being released, named for a program near it: the same */
+	const uint64_t released[] = { 0xffffffff81003010, 0xffffffffc0001100, 0xffffffffc0102090,
+				      0xffffffffc0001009, 0xffffffff81001100, 0 };
+
+	out.len = 0;
+	assert_int_equal(stack_name_kernel(&s, released, false, &out), 0);
+	assert_string_equal(out.buf, "do_syscall_64_[k];brd_submit_bio [brd]_[k];schedule_[k]");
 	/* recursion without a trampoline between stays */
 	const uint64_t recursive[] = { 0xffffffffc0001100, 0xffffffffc0001200, 0 };
 

@@ -45,10 +45,8 @@ void gcu_region_init(struct gcu_region_hdr *h, int device, uint64_t tick_hz, int
 	h->magic = GCU_RO_MAGIC;
 }
 
-void gcu_region_view(struct gcu_region *r, void *map)
+void gcu_region_view(struct gcu_region *r, void *map, const struct gcu_region_hdr *h)
 {
-	const struct gcu_region_hdr *h = map;
-
 	r->hdr = map;
 	r->size = h->region_size;
 	r->ring_capacity = GCU_RING_CAPACITY;

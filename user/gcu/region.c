@@ -264,7 +264,7 @@ again:
 	}
 	if (r->driver)
 		r->fd = fd;
-	gcu_region_view(r, map);
+	gcu_region_view(r, map, &h);
 	return 0;
 }
 

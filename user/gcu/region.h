@@ -96,8 +96,9 @@ uint64_t gcu_default_tick_hz(int device);
 int64_t gcu_default_drift_ppb(int device);
 /* a new region's header for device (a drift out of +-0.5e9 ppb, or tick_hz 0, taken as none) */
 void gcu_region_init(struct gcu_region_hdr *h, int device, uint64_t tick_hz, int64_t drift_ppb);
-/* r's view of a region of this layout mapped at map (its header checked already) */
-void gcu_region_view(struct gcu_region *r, void *map);
+/* r's view of a region mapped at map whose header, checked already, is h: a private copy (the
+ * mapped header is every user's to write) */
+void gcu_region_view(struct gcu_region *r, void *map, const struct gcu_region_hdr *h);
 
 /* --- mapping it, in user space (region.c) ---------------------------------------------------- */
 

@@ -65,8 +65,11 @@ static int append(struct symbolizer *sym, const struct procmaps *maps, const uin
 			symbolize_user(sym, maps ? maps : &none, ips[i] - (i > 0), name,
 				       sizeof(name));
 		/* a function under fexit is called by its trampoline, which its first instruction
-		 * called: "f; bpf_trampoline_N; f" is one call of f */
-		if (kernel && !strncmp(name, "bpf_trampoline_", 15)) {
+		 * called: "f; bpf_trampoline_N; f" is one call of f. A trampoline being released
+		 * (another run's, or another tool's) has lost its name and takes that of a program
+		 * near it: "f; bpf_prog_X; f" is the same */
+		if (kernel && (!strncmp(name, "bpf_trampoline_", 15) ||
+			       (i > leaf && !strncmp(name, "bpf_prog_", 9)))) {
 			through_trampoline = true;
 			continue;
 		}

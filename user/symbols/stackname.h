@@ -24,7 +24,8 @@ size_t stack_put_back_returns(uint64_t *ips, size_t n, const struct kc_user_retu
 
 /* append a kernel stack (ips: leaf first, 0 ends it) to out, named as stack_name names one:
  * BPF's own frames at its leaf left out when from_tracepoint, the fentry/fexit trampolines left
- * out anywhere (with the second frame of the function a trampoline called); 0 or -ENOMEM */
+ * out anywhere (with the second frame of the function a trampoline called; a trampoline being
+ * released may bear a program's name); 0 or -ENOMEM */
 int stack_name_kernel(struct symbolizer *sym, const uint64_t *ips, bool from_tracepoint,
 		      struct stackname *out);
 
