@@ -185,8 +185,14 @@ j_bystander_launch() {
 	else
 		rc=1
 	fi
-	# topsprof ends as its application does: killed by SIGTERM (its status 143)
-	sp=$(pgrep -P "$(pgrep -P "$tp" | head -n 1)" -x sleep) && kill "$sp"
+	# topsprof ends as its application does: killed by SIGTERM (its status 143). The sleep is
+	# looked for until it is one: released at "start-up:", the child may not have run exec yet
+	local t0=$SECONDS
+	until sp=$(pgrep -P "$(pgrep -P "$tp" | head -n 1)" -x sleep); do
+		[ $((SECONDS - t0)) -lt "$LIMIT" ] && kill -0 "$tp" 2>/dev/null || break
+		sleep 0.05
+	done
+	[ -n "$sp" ] && kill "$sp"
 	wait "$tp"
 	st=$?
 	[ $st = 143 ] || [ $st = 0 ] || { echo "topsprof (launch) exited $st" >&2; rc=1; }
