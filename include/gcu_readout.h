@@ -124,6 +124,7 @@ void gcu_ro_close(struct gcu_ro_dev *dev);
 int gcu_ro_enable(struct gcu_ro_dev *dev, unsigned activities);
 /* copy up to max records, oldest first; 0 when none is ready */
 int gcu_ro_read(struct gcu_ro_dev *dev, struct gcu_record *out, int max);
+/* a kernel's name, or NULL: a copy, good until the next call on dev */
 const char *gcu_ro_name(struct gcu_ro_dev *dev, uint32_t name_id);
 int gcu_ro_sync_pair(struct gcu_ro_dev *dev, uint64_t *host_ns, uint64_t *ticks);
 uint64_t gcu_ro_overflow(const struct gcu_ro_dev *dev);

@@ -186,6 +186,14 @@ static void test_names(void **state)
 	memset(longname, 'x', sizeof(longname) - 1);
 	longname[sizeof(longname) - 1] = '\0';
 	assert_int_equal(strlen(gcu_ro_name(dev, gcu_names_add(&w, longname))), GCU_NAME_MAX);
+	/* the table is every user's to write: a name whose end was taken away comes back as
+	 * long as its entry says, one whose entry points past the heap not at all */
+	w.heap[w.names[b - 1].offset + w.names[b - 1].len] = 'x';
+	assert_string_equal(gcu_ro_name(dev, b), "warm_up()");
+	w.names[b - 1].offset = w.heap_size - 2;
+	assert_null(gcu_ro_name(dev, b));
+	w.names[b - 1].offset = UINT32_MAX;
+	assert_null(gcu_ro_name(dev, b));
 	gcu_ro_close(dev);
 	gcu_region_close(&w);
 }

@@ -13,6 +13,7 @@ struct gcu_ro_dev {
 	struct gcu_region r;
 	int device;
 	bool claimed;
+	char name[GCU_NAME_MAX + 1]; /* gcu_ro_name's answer */
 };
 
 const char *gcu_ro_dir(void)
@@ -86,7 +87,7 @@ int gcu_ro_read(struct gcu_ro_dev *d, struct gcu_record *out, int max)
 
 const char *gcu_ro_name(struct gcu_ro_dev *d, uint32_t name_id)
 {
-	return gcu_names_get(&d->r, name_id);
+	return gcu_names_copy(&d->r, name_id, d->name, sizeof(d->name));
 }
 
 int gcu_ro_sync_pair(struct gcu_ro_dev *d, uint64_t *host_ns, uint64_t *ticks)

@@ -414,15 +414,23 @@ int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max)
 	return n;
 }
 
-const char *gcu_names_get(const struct gcu_region *r, uint32_t id)
+const char *gcu_names_copy(const struct gcu_region *r, uint32_t id, char *buf, size_t size)
 {
 	const struct gcu_name_entry *e;
+	uint32_t off, len;
 
-	if (!id || id > r->names_capacity)
+	if (!id || id > r->names_capacity || !size)
 		return NULL;
 	e = &r->names[id - 1];
-	if (!__atomic_load_n(&e->committed, __ATOMIC_ACQUIRE) ||
-	    (uint64_t)e->offset + e->len >= r->heap_size)
+	if (!__atomic_load_n(&e->committed, __ATOMIC_ACQUIRE))
 		return NULL;
-	return r->heap + e->offset;
+	off = __atomic_load_n(&e->offset, __ATOMIC_RELAXED);
+	len = __atomic_load_n(&e->len, __ATOMIC_RELAXED);
+	if (off >= r->heap_size || len > GCU_NAME_MAX || len >= r->heap_size - off)
+		return NULL;
+	if (len > size - 1)
+		len = (uint32_t)(size - 1);
+	memcpy(buf, r->heap + off, len);
+	buf[len] = '\0';
+	return buf;
 }

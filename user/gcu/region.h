@@ -133,6 +133,9 @@ int gcu_reader_enable(struct gcu_region *r, unsigned activities);
 /* reader: take up to max records from this reader's position */
 int gcu_ring_pop(struct gcu_region *r, struct gcu_record *out, int max);
 
-const char *gcu_names_get(const struct gcu_region *r, uint32_t id);
+/* the name id stands for, copied into buf (size bytes, NUL-terminated): the table is in memory
+ * every user may write, so a name is never read where it lies (a writer could take its end
+ * away while a reader runs along it); NULL when id names nothing */
+const char *gcu_names_copy(const struct gcu_region *r, uint32_t id, char *buf, size_t size);
 
 #endif
