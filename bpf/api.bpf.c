@@ -15,18 +15,24 @@
 #include "common.h"
 #include "events.h"
 #include "regs.h"
+#include "stub.h"
 #include "tracked.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool stats_mode = false;
 const volatile __u32 max_str_bytes = 4096;
+/* the pieces of API_STR_CHUNK - 2 bytes a string of max_str_bytes may take, and one more */
+const volatile __u32 str_pieces = 2;
 /* api_entry is loaded sleepable (Linux 6.0+): a string in a page the application has not touched
  * yet is faulted in and read (never while a ring buffer record is held: see str_piece); else
  * (false) the calls to sleepable helpers below are dead code the verifier removes, and such a
  * string goes to topsprof as faulted (API_STR_FAULT). Sleepable, the program may be preempted
  * by another run of it on the same CPU: per-CPU counters are added to atomically (count_in). */
 const volatile bool sleepable = false;
+/* false before Linux 5.15: no attach cookies; api_entry is reached through a stub per function
+ * (stub.h), whose value is the cookie */
+const volatile bool have_cookie = true;
 
 /* switched by topsprof at run time (--profile-from-start, start/stop) */
 
@@ -261,8 +267,12 @@ send:
 	return last ? 1 : 0;
 }
 
+/* pieces a string of the longest limit (--topstx-max-bytes-size 1MB) takes */
+#define STR_PIECES_MAX (1 + (1u << 20) / (API_STR_CHUNK - 2))
+
+/* loop: with bpf_loop (Linux 5.17+), else a bounded loop the verifier walks */
 static __always_inline void capture_str(__u64 call_id, __u32 tgid, __u32 tid, __u8 index,
-					const void *src, __u32 bytes)
+					const void *src, __u32 bytes, bool loop)
 {
 	struct str_ctx c = {
 		.src = src,
@@ -278,7 +288,14 @@ static __always_inline void capture_str(__u64 call_id, __u32 tgid, __u32 tid, __
 		return;
 	if (bytes && bytes < c.limit)
 		c.limit = bytes; /* truncated when bytes > max_str_bytes */
-	bpf_loop(1 + max_str_bytes / (API_STR_CHUNK - 2), str_piece, &c, 0);
+	if (loop) {
+		bpf_loop(str_pieces, str_piece, &c, 0);
+		return;
+	}
+	/* str_pieces is known to the verifier (read-only data): it walks that many pieces */
+	for (__u32 i = 0; i < STR_PIECES_MAX && i < str_pieces; i++)
+		if (str_piece(i, &c))
+			break;
 }
 
 /* the topstxEventAttributes_t at arg could not be read: its message is unknown, sent as faulted
@@ -327,8 +344,7 @@ static __always_inline __u64 reg_arg(const struct frame *f, __u32 i)
 	}
 }
 
-SEC("uprobe")
-int BPF_KPROBE(api_entry)
+static __always_inline int entry(struct pt_regs *ctx, bool loop)
 {
 	__u64 id = bpf_get_current_pid_tgid(), cookie;
 	__u32 tgid = id >> 32, tid = (__u32)id, zero = 0, d;
@@ -355,7 +371,7 @@ int BPF_KPROBE(api_entry)
 		count_drop(API_DROP_DEPTH);
 		return 0;
 	}
-	cookie = bpf_get_attach_cookie(ctx);
+	cookie = have_cookie ? bpf_get_attach_cookie(ctx) : stub_value_get();
 	f = &tc->f[d & (API_MAX_DEPTH - 1)];
 	f->cookie = cookie;
 	/* statistics mode keeps nothing of a runtime call but its start */
@@ -382,7 +398,7 @@ int BPF_KPROBE(api_entry)
 		__u8 faulted_in = 0;
 
 		if (cookie & API_CK_STR) {
-			capture_str(f->call_id, tgid, tid, 0, arg, 0);
+			capture_str(f->call_id, tgid, tid, 0, arg, 0, loop);
 		} else if (arg && read_user(f->attr, sizeof(f->attr), arg, &faulted_in)) {
 			attr_fault(f->call_id, tgid, tid, arg);
 		} else if (arg) {
@@ -391,16 +407,29 @@ int BPF_KPROBE(api_entry)
 			__s32 ptype = *(__s32 *)&f->attr[ATTR_OFF_PAYLOAD_TYPE];
 			__u32 psize = *(__u32 *)&f->attr[ATTR_OFF_PAYLOAD_SIZE];
 
-			capture_str(f->call_id, tgid, tid, 0, msg, 0);
+			capture_str(f->call_id, tgid, tid, 0, msg, 0, loop);
 			if (ptype == TOPSTX_PAYLOAD_STRING)
-				capture_str(f->call_id, tgid, tid, 1, payload, 0);
+				capture_str(f->call_id, tgid, tid, 1, payload, 0, loop);
 			else if (ptype == TOPSTX_PAYLOAD_BYTES && psize)
-				capture_str(f->call_id, tgid, tid, 1, payload, psize);
+				capture_str(f->call_id, tgid, tid, 1, payload, psize, loop);
 		}
 	}
 	/* the entry time is taken last, so that capturing costs no time of the call */
 	f->start_ns = bpf_ktime_get_ns();
 	return 0;
+}
+
+SEC("uprobe")
+int BPF_KPROBE(api_entry)
+{
+	return entry(ctx, true);
+}
+
+/* the same, for kernels without bpf_loop (before Linux 5.17); topsprof loads one of the two */
+SEC("uprobe")
+int BPF_KPROBE(api_entry_bounded)
+{
+	return entry(ctx, false);
 }
 
 static __always_inline void stat_add(struct api_stat *st, __u64 dur)

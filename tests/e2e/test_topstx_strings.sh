@@ -6,12 +6,13 @@
 # mappings; one it cannot read safely is counted, warned about and named
 # "[unreadable string at 0x...]", never an empty name. The names are compared with what
 # sim/samples/topstx_cold says it passed. A message whose page fault blocks (tests/e2e/topstx_uffd.c)
-# holds up no one else's events: neither the probe's fault nor topsprof's read again.
+# holds up no one else's events: neither the probe's fault nor topsprof's read again. Kernels
+# without attach cookies or bpf_loop (TOPSPROF_NO_COOKIE, TOPSPROF_NO_BPF_LOOP) read them alike.
 . "$E2E_DIR/lib.sh"
 BIN=$OUTPUT/sim/bin
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
 unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT ENFLAME_GENERATE_PROFILE_META LD_LIBRARY_PATH
-unset TOPSPROF_NO_SLEEPABLE TOPSPROF_NO_UPROBE_MULTI
+unset TOPSPROF_NO_SLEEPABLE TOPSPROF_NO_UPROBE_MULTI TOPSPROF_NO_COOKIE TOPSPROF_NO_BPF_LOOP
 
 [ "$(id -u)" = 0 ] || skip "needs root for BPF"
 [ -x "$BIN/topstx_cold" ] || die "no $BIN/topstx_cold"
@@ -136,6 +137,21 @@ expect_err "warning: 1 topstx strings could not be read"
 expect_err "0 faulted in by the probe, 2 read again from the process"
 expect_err "not read again: writable memory"
 uffd_stall_read_again
+
+# --- before Linux 5.15 and 5.17: the entry probes' cookies through stubs, strings through a
+# bounded loop (and one uprobe each); a message of 1 MiB whole, as with bpf_loop ---------------
+old=(env TOPSPROF_NO_COOKIE=1 TOPSPROF_NO_BPF_LOOP=1)
+run "${old[@]}" "$TOPSPROF" --print-app-log --debug "$BIN/topstx_cold" "$TMP"
+expect_rc 0
+expect_names "mark|cold writable message"
+expect_err "no attach cookies (Linux 5.15+): a stub program per function"
+expect_err "no bpf_loop (Linux 5.17+): strings read by a bounded loop"
+expect_err "libtopstx.so.1 probed (one uprobe each, entries through stubs)"
+run "${old[@]}" "$TOPSPROF" --topstx-max-bytes-size 1MB "$BIN/topstx_ranges" 1048576
+expect_rc 0
+checks=$((checks + 1))
+len=$(grep ' long:' <<<"$out" | awk '{ print length($NF) }')
+[ "$len" = 1048576 ] || die "1 MiB message through the bounded loop: ${len:-none}"$'\n'"$out"
 
 # --- raw data and the profile file replay what was read again, and the loss ---------------------
 run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --export-rawdata "$TMP/cold.raw" \

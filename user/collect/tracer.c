@@ -2,6 +2,7 @@
 #include "collect/tracer.h"
 #include "api.skel.h"
 #include "collect/bpfmaps.h"
+#include "collect/bpfstub.h"
 #include "target/elfinfo.h"
 #include "lib/log.h"
 #include "collect/umulti.h"
@@ -20,11 +21,14 @@ struct tracer {
 	struct api_bpf *skel;
 	bool multi;	/* uprobe_multi links */
 	bool sleepable; /* api_entry faults in the pages of the strings it reads */
+	bool cookies;	/* attach cookies (Linux 5.15); else a stub per function (bpfstub.h) */
+	bool loop;	/* bpf_loop (Linux 5.17) */
+	struct bpf_program *entry; /* api_entry, or api_entry_bounded where bpf_loop is missing */
 	struct bpf_link **links;
 	size_t nlinks, cap;
-	int link_fds[8]; /* multi links: entry and return, per probed file */
+	int *link_fds; /* multi links (entry and return, per probed file); the stubs' perf events */
+	size_t nlink_fds, fds_cap;
 	struct bpf_link *exit_link;
-	int nlink_fds;
 };
 
 /* Sleepable uprobe programs (Linux 6.0; with uprobe_multi links, 6.6) may call
@@ -61,6 +65,7 @@ static bool sleepable_uprobes(bool multi)
 /* open, configure and load the object; api_entry sleepable or not */
 static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
 {
+	bool loop = t->loop;
 	struct bpf_program *entry;
 	int err;
 
@@ -73,7 +78,9 @@ static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
 	t->skel->rodata->filter_pids = !o->system_wide;
 	t->skel->rodata->stats_mode = o->stats_mode;
 	t->skel->rodata->max_str_bytes = o->max_str_bytes;
+	t->skel->rodata->str_pieces = 1 + o->max_str_bytes / (API_STR_CHUNK - 2);
 	t->skel->rodata->sleepable = sleepable;
+	t->skel->rodata->have_cookie = t->cookies;
 	t->skel->data->collecting = o->collecting;
 	err = bpf_map__set_max_entries(t->skel->maps.api_events, (__u32)o->buffer_size);
 	if (!err && o->pid_map_fd >= 0)
@@ -82,11 +89,13 @@ static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
 		pr_error("configuring the API tracer: %s", strerror(-err));
 		return err;
 	}
-	entry = t->skel->progs.api_entry;
+	entry = loop ? t->skel->progs.api_entry : t->skel->progs.api_entry_bounded;
+	bpf_program__set_autoload(
+		loop ? t->skel->progs.api_entry_bounded : t->skel->progs.api_entry, false);
 	if (sleepable)
 		bpf_program__set_flags(entry, bpf_program__flags(entry) | BPF_F_SLEEPABLE);
 	if (t->multi) {
-		bpf_program__set_expected_attach_type(t->skel->progs.api_entry,
+		bpf_program__set_expected_attach_type(entry,
 						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
 		bpf_program__set_expected_attach_type(t->skel->progs.api_return,
 						      (enum bpf_attach_type)UMULTI_ATTACH_TYPE);
@@ -105,7 +114,19 @@ static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
 		return err;
 	}
+	if (!t->cookies) {
+		int slot = 0, fd = bpf_program__fd(entry);
+
+		err = bpf_map_update_elem(bpf_map__fd(t->skel->maps.stub_progs), &slot, &fd,
+					  BPF_ANY);
+		if (err) {
+			err = -errno;
+			pr_error("loading the API tracer's stubs: %s", strerror(-err));
+			return err;
+		}
+	}
 	t->sleepable = sleepable;
+	t->entry = entry;
 	return 0;
 }
 
@@ -116,8 +137,17 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 
 	if (!t)
 		return -ENOMEM;
-	t->multi = umulti_supported();
-	err = load(t, o, sleepable_uprobes(t->multi));
+	t->cookies = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
+				     "TOPSPROF_NO_COOKIE");
+	t->multi = t->cookies && umulti_supported();
+	if (!t->cookies)
+		pr_debug("no attach cookies (Linux 5.15+): a stub program per function");
+	t->loop = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, "TOPSPROF_NO_BPF_LOOP");
+	if (!t->loop)
+		pr_debug("no bpf_loop (Linux 5.17+): strings read by a bounded loop");
+	/* sleepable uprobes came later (6.0); a bounded loop over pages that may fault in is too
+	 * much for the verifier */
+	err = load(t, o, t->loop && sleepable_uprobes(t->multi));
 	if (err)
 		goto fail;
 	pr_debug("strings in pages the application has not touched yet: %s",
@@ -140,9 +170,10 @@ void tracer_close(struct tracer *t)
 {
 	if (!t)
 		return;
-	bpf_release_links(t->links, t->nlinks, t->link_fds, (size_t)t->nlink_fds);
+	bpf_release_links(t->links, t->nlinks, t->link_fds, t->nlink_fds);
 	bpf_link__destroy(t->exit_link);
 	free(t->links);
+	free(t->link_fds);
 	api_bpf__destroy(t->skel);
 	free(t);
 }
@@ -179,6 +210,38 @@ static int add_link(struct tracer *t, struct bpf_link *l)
 	return 0;
 }
 
+static int add_fd(struct tracer *t, int fd)
+{
+	if (t->nlink_fds == t->fds_cap) {
+		size_t ncap = t->fds_cap ? t->fds_cap * 2 : 16;
+		int *n = realloc(t->link_fds, ncap * sizeof(*n));
+
+		if (!n) {
+			close(fd);
+			return -ENOMEM;
+		}
+		t->link_fds = n;
+		t->fds_cap = ncap;
+	}
+	t->link_fds[t->nlink_fds++] = fd;
+	return 0;
+}
+
+/* the entry probe of a kernel without attach cookies: a stub that tail-calls the entry program
+ * with the cookie, on a uprobe made by hand (libbpf attaches only programs of its objects) */
+static int attach_stub(struct tracer *t, const char *path, uint64_t off, uint64_t cookie)
+{
+	int stub = bpf_stub_load(BPF_PROG_TYPE_KPROBE, bpf_map__fd(t->skel->maps.stub_value),
+				 bpf_map__fd(t->skel->maps.stub_progs), 0, cookie),
+	    fd;
+
+	if (stub < 0)
+		return stub;
+	fd = perf_probe_attach(stub, true, false, path, off, -1);
+	close(stub); /* the event holds it */
+	return fd < 0 ? fd : add_fd(t, fd);
+}
+
 /*
  * Each function's return probe goes in before its entry probe. A thread of a running process
  * (--attach-pid) that enters a function between the two would otherwise count a depth that no
@@ -191,16 +254,22 @@ static int attach_single(struct tracer *t, const char *path, const uint64_t *off
 			 const uint64_t *cookies, int n)
 {
 	for (int i = 0; i < n; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, opts, .bpf_cookie = cookies[i]);
-		struct bpf_program *progs[2] = { t->skel->progs.api_entry,
-						 t->skel->progs.api_return };
+		LIBBPF_OPTS(bpf_uprobe_opts, opts);
+		struct bpf_program *progs[2] = { t->entry, t->skel->progs.api_return };
 
 		for (int r = 1; r >= 0; r--) {
 			struct bpf_link *l;
 			int err;
 
+			if (!r && !t->cookies) {
+				err = attach_stub(t, path, offs[i], cookies[i]);
+				if (err)
+					return err;
+				continue;
+			}
 			/* the return address is still on top of the stack after endbr64 */
 			opts.retprobe = r;
+			opts.bpf_cookie = r ? 0 : cookies[i]; /* api_return reads none */
 			l = bpf_program__attach_uprobe_opts(progs[r], -1, path, offs[i], &opts);
 			err = l ? add_link(t, l) : -errno;
 			if (err)
@@ -214,18 +283,15 @@ static int attach_single(struct tracer *t, const char *path, const uint64_t *off
 static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs,
 			const uint64_t *cookies, int n)
 {
-	const struct bpf_program *progs[2] = { t->skel->progs.api_entry,
-					       t->skel->progs.api_return };
+	const struct bpf_program *progs[2] = { t->entry, t->skel->progs.api_return };
 
 	for (int r = 1; r >= 0; r--) {
-		int fd;
+		int fd = umulti_attach(bpf_program__fd(progs[r]), path, offs, cookies, (uint32_t)n,
+				       r),
+		    err = fd < 0 ? fd : add_fd(t, fd);
 
-		if (t->nlink_fds == (int)(sizeof(t->link_fds) / sizeof(t->link_fds[0])))
-			return -E2BIG;
-		fd = umulti_attach(bpf_program__fd(progs[r]), path, offs, cookies, (uint32_t)n, r);
-		if (fd < 0)
-			return fd;
-		t->link_fds[t->nlink_fds++] = fd;
+		if (err)
+			return err;
 	}
 	return 0;
 }
@@ -266,7 +332,9 @@ int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *
 		return err;
 	}
 	pr_debug("%d functions of %s probed (%s)", probed, path,
-		 t->multi ? "uprobe_multi links" : "one uprobe each");
+		 t->multi     ? "uprobe_multi links"
+		 : t->cookies ? "one uprobe each"
+			      : "one uprobe each, entries through stubs");
 	return probed;
 }
 

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
+#include "collect/bpfstub.h"
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include <errno.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define INSN(c, d, s, o, i)                                                         \
+	{                                                                           \
+		.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) \
+	}
+/* the two halves of a 64-bit immediate load; src BPF_PSEUDO_MAP_FD: imm is a map's descriptor */
+#define LD_IMM64(d, s, v)                                                 \
+	INSN(BPF_LD | BPF_DW | BPF_IMM, d, s, 0, (int32_t)(uint32_t)(v)), \
+		INSN(0, 0, 0, 0, (int32_t)(uint32_t)((uint64_t)(v) >> 32))
+
+int bpf_stub_load(enum bpf_prog_type type, int value_fd, int progs_fd, uint32_t slot,
+		  uint64_t value)
+{
+	const struct bpf_insn insns[] = {
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_6, BPF_REG_1, 0, 0), /* r6 = ctx */
+		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),	       /* key 0 */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
+		LD_IMM64(BPF_REG_1, BPF_PSEUDO_MAP_FD, value_fd),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
+		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 8, 0), /* to the exit */
+		LD_IMM64(BPF_REG_1, 0, value),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 0, 0),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
+		LD_IMM64(BPF_REG_2, BPF_PSEUDO_MAP_FD, progs_fd),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, (int32_t)slot),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_tail_call),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
+	};
+	int fd = bpf_prog_load(type, "topsprof_stub", "Dual BSD/GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* a number from a sysfs file of the PMU (its type; "config:N" of a format bit): -errno if none */
+static int pmu_number(const char *pmu, const char *file, const char *prefix)
+{
+	char path[128], buf[64];
+	FILE *f;
+	int v = -ENOENT;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/%s", pmu, file);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	if (fgets(buf, sizeof(buf), f) && !strncmp(buf, prefix, strlen(prefix)))
+		v = atoi(buf + strlen(prefix));
+	fclose(f);
+	return v;
+}
+
+int perf_probe_attach(int prog_fd, bool uprobe, bool retprobe, const char *target, uint64_t off,
+		      pid_t pid)
+{
+	const char *pmu = uprobe ? "uprobe" : "kprobe";
+	struct perf_event_attr a = { .size = sizeof(a) };
+	int type = pmu_number(pmu, "type", ""), bit = 0, fd, err;
+
+	if (type < 0)
+		return type;
+	if (retprobe) {
+		bit = pmu_number(pmu, "format/retprobe", "config:");
+		if (bit < 0 || bit > 63)
+			return bit < 0 ? bit : -EINVAL;
+	}
+	a.type = (uint32_t)type;
+	a.config = retprobe ? 1ull << bit : 0;
+	a.config1 = (uint64_t)(uintptr_t)target; /* uprobe_path, kprobe_func */
+	a.config2 = off;			 /* probe_offset */
+	/* the program runs wherever the probe fires: the event's CPU is of no matter */
+	fd = (int)syscall(__NR_perf_event_open, &a, pid, pid < 0 ? 0 : -1, -1,
+			  PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, PERF_EVENT_IOC_SET_BPF, prog_fd) || ioctl(fd, PERF_EVENT_IOC_ENABLE, 0)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+bool bpf_have_helper(enum bpf_prog_type type, enum bpf_func_id helper, const char *env)
+{
+	const char *v = env ? getenv(env) : NULL;
+
+	if (v && *v && strcmp(v, "0"))
+		return false;
+	return libbpf_probe_bpf_helper(type, helper, NULL) > 0;
+}
+
+int kernel_tp_nargs(const char *tp)
+{
+	struct btf *v = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	char name[128];
+	int id, n = -ENOENT;
+
+	if (!v)
+		return -errno;
+	snprintf(name, sizeof(name), "btf_trace_%s", tp);
+	id = btf__find_by_name_kind(v, name, BTF_KIND_TYPEDEF);
+	/* typedef void (*btf_trace_<tp>)(void *, args...) */
+	t = id > 0 ? btf__type_by_id(v, (__u32)id) : NULL;
+	t = t ? btf__type_by_id(v, t->type) : NULL;
+	t = t && btf_is_ptr(t) ? btf__type_by_id(v, t->type) : NULL;
+	if (t && btf_is_func_proto(t) && btf_vlen(t) > 0)
+		n = btf_vlen(t) - 1;
+	btf__free(v);
+	return n;
+}
+
+/* member of the struct or union t, or of one of its nameless members (as C reads them) */
+static bool has_member(const struct btf *v, const struct btf_type *t, const char *member, int depth)
+{
+	const struct btf_member *m = btf_members(t);
+
+	for (int i = 0; i < btf_vlen(t); i++) {
+		const char *name = btf__name_by_offset(v, m[i].name_off);
+		const struct btf_type *mt;
+
+		if (name && *name) {
+			if (!strcmp(name, member))
+				return true;
+			continue;
+		}
+		mt = btf__type_by_id(v, m[i].type);
+		while (mt && btf_is_mod(mt))
+			mt = btf__type_by_id(v, mt->type);
+		if (mt && depth < 8 && btf_is_composite(mt) && has_member(v, mt, member, depth + 1))
+			return true;
+	}
+	return false;
+}
+
+int kernel_has_member(const char *type, const char *member)
+{
+	struct btf *v = btf__load_vmlinux_btf();
+	int id, found;
+
+	if (!v)
+		return -errno;
+	id = btf__find_by_name_kind(v, type, BTF_KIND_STRUCT);
+	found = id > 0 ? has_member(v, btf__type_by_id(v, (__u32)id), member, 0) : -ENOENT;
+	btf__free(v);
+	return found;
+}
