@@ -87,9 +87,86 @@ struct kc_cpu_syscall {
 	__u64 switches; /* the thread's nvcsw + nivcsw at its entry */
 };
 
+/* Linux before 5.14 with the KMD under kprobes (topsprof: kernels without bpf_get_func_ip): the
+ * kernel's unwinder stops at a kretprobe's trampoline, which a KMD function under kretprobe has
+ * in place of its caller's address; the stack of anything inside the call ends there. Per thread,
+ * the KMD calls it is in (innermost last): each one's kernel stack and those it goes on in
+ * (kc_stack_key.kmore), so that topsprof puts the stacks end to end. */
+const volatile bool kc_stitch = false;
+
+#define KC_NEST 4
+
+struct kc_nest {
+	__u32 depth;
+	__u32 pad;
+	struct {
+		__u64 ip;
+		__u32 kmore[KC_KMORE + 1]; /* 1 + its kstack, then its own kmore */
+		__u32 pad;
+	} call[KC_NEST];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u32); /* tid */
+	__type(value, struct kc_nest);
+} kc_nests SEC(".maps");
+
+/* k's kmore: the innermost KMD call the thread is in (kc_stitch) */
+static __always_inline void kc_nest_more(__u32 tid, struct kc_stack_key *k)
+{
+	struct kc_nest *n;
+	__u32 d;
+
+	if (!kc_stitch || !(n = bpf_map_lookup_elem(&kc_nests, &tid)))
+		return;
+	d = n->depth;
+	if (d == 0 || d > KC_NEST)
+		return;
+	d = (d - 1) & (KC_NEST - 1);
+	k->kmore[0] = n->call[d].kmore[0];
+	k->kmore[1] = n->call[d].kmore[1];
+}
+
+/* the thread enters the KMD's function ip, with stack k (kmore from kc_nest_more) */
+static __always_inline void kc_nest_push(__u32 tid, __u64 ip, const struct kc_stack_key *k)
+{
+	struct kc_nest zero = {}, *n;
+	__u32 d;
+
+	if (!kc_stitch || !(n = lookup_or_init(&kc_nests, &tid, &zero)))
+		return;
+	d = n->depth;
+	if (d >= KC_NEST)
+		return; /* deeper: its stack ends at the trampoline */
+	n->call[d].ip = ip;
+	n->call[d].kmore[0] = k->kstack >= 0 ? (__u32)k->kstack + 1 : 0;
+	n->call[d].kmore[1] = k->kmore[0];
+	n->call[d].kmore[2] = k->kmore[1];
+	n->depth = d + 1;
+}
+
+/* the thread leaves ip: the calls from it inward are done (a return the kernel missed, with
+ * more calls under way than kretprobe instances, leaves no stale call behind once an outer one
+ * returns) */
+static __always_inline void kc_nest_pop(__u32 tid, __u64 ip)
+{
+	struct kc_nest *n;
+
+	if (!kc_stitch || !(n = bpf_map_lookup_elem(&kc_nests, &tid)))
+		return;
+	for (int i = KC_NEST - 1; i >= 0; i--) {
+		if ((__u32)i < n->depth && n->call[i].ip == ip) {
+			n->depth = (__u32)i;
+			return;
+		}
+	}
+}
+
 static __always_inline __u64 kc_switches(struct task_struct *t)
 {
-	return t->nvcsw + t->nivcsw;
+	return BPF_CORE_READ(t, nvcsw) + BPF_CORE_READ(t, nivcsw);
 }
 
 struct {
@@ -135,7 +212,10 @@ static __always_inline void kc_add(void *map, const void *key, __u64 d, __u32 dr
 		return;
 	}
 	__sync_fetch_and_add(&v->count, 1);
-	__sync_fetch_and_add(&v->total_ns, d);
+	/* not an add of 0 (d 0 at a KMD call's entry), which the compiler makes an atomic OR:
+	 * BPF_ATOMIC (Linux 5.12+), refused before even where it is never run */
+	if (d)
+		__sync_fetch_and_add(&v->total_ns, d);
 	if (d > v->max_ns)
 		v->max_ns = d;
 }

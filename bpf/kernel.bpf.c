@@ -12,10 +12,11 @@
 #include "kc_common.h"
 #include "sysnr.h"
 
-/* bpf_find_vma (Linux 5.17+), which tells a futex on the driver's memory; topsprof probes for it */
-const volatile bool have_find_vma = true;
-/* TOPSPROF_TASK_STORAGE=1: the answer to "followed?" kept in task storage, not per CPU */
+/* TOPSPROF_TASK_STORAGE=1: the answer to "followed?" kept in task storage, not per CPU (Linux
+ * 5.11+; else kc_follow_task is not made) */
 const volatile bool follow_by_task;
+/* sched_switch has prev_state as an argument (Linux 5.18+; topsprof reads the kernel's BTF) */
+const volatile bool switch_state_arg = true;
 
 /* the KMD module, whose files are the driver's (--kmd-module) */
 const volatile char kmd_module[KC_MODULE_LEN] = "enflame";
@@ -90,10 +91,16 @@ static __always_inline bool kc_takes_thread(struct task_struct *task, __u64 pt)
 	gen = READ_ONCE(*genp);
 	if (c->pid_tgid == pt && c->gen == gen)
 		return c->followed;
-	/* A full barrier (an exchange) between reading the generation and reading the set: the
+		/* A full barrier (an exchange) between reading the generation and reading the set: the
 	 * answer kept under gen has seen every change made before gen was reached (on arm64 the
-	 * two loads could pass each other; x86 keeps them in order anyway) */
+	 * two loads could pass each other; x86 keeps them in order, and has a store, so that the
+	 * object loads where the kernel has no exchange: BPF_ATOMIC, Linux 5.12+, which the
+	 * verifier refuses even in code it would never run) */
+#if defined(__TARGET_ARCH_arm64)
 	__sync_lock_test_and_set(&c->pid_tgid, pt);
+#else
+	c->pid_tgid = pt;
+#endif
 	c->followed = kc_takes(pt >> 32);
 	c->gen = gen;
 	return c->followed;
@@ -129,7 +136,7 @@ static __always_inline bool driver_file(struct file *f)
 
 static __always_inline struct file *fd_file(unsigned long fd)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = task_current();
 	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
 	struct file **fds;
 	struct file *f = NULL;
@@ -153,8 +160,50 @@ static long vma_is_driver(struct task_struct *task, struct vm_area_struct *vma, 
 	return 0;
 }
 
-/* calls on a file descriptor (their first argument), and futex (its address) */
-static __always_inline bool enters_driver(struct pt_regs *regs, long id)
+/* Before bpf_find_vma (Linux 5.17), the kernel kept a process's mappings in a red-black tree
+ * (mm_rb, until 6.1's maple tree): the walk find_vma makes there, read without the mmap lock, as
+ * the helper would not either. 1: addr is in a driver's mapping, 0: not (or no such tree), -1:
+ * the tree could not be read (it changed meanwhile), or is deeper than a tree of a million. */
+struct mm_struct___rb {
+	struct rb_root mm_rb;
+} __attribute__((preserve_access_index));
+
+struct vm_area_struct___rb {
+	struct rb_node vm_rb;
+} __attribute__((preserve_access_index));
+
+#define VMA_TREE_DEPTH 48
+
+static __always_inline int vma_tree_is_driver(unsigned long addr)
+{
+	struct mm_struct___rb *mm = (void *)BPF_CORE_READ(task_current(), mm);
+	unsigned long off = bpf_core_field_offset(struct vm_area_struct___rb, vm_rb);
+	struct rb_node *node;
+
+	if (!bpf_core_field_exists(mm->mm_rb) || !mm)
+		return 0;
+	node = BPF_CORE_READ(mm, mm_rb.rb_node);
+	for (int i = 0; i < VMA_TREE_DEPTH && node; i++) {
+		struct vm_area_struct *vma = (void *)((unsigned long)node - off);
+		unsigned long start, end;
+
+		if (bpf_probe_read_kernel(&start, sizeof(start), &vma->vm_start) ||
+		    bpf_probe_read_kernel(&end, sizeof(end), &vma->vm_end))
+			return -1;
+		if (end <= addr)
+			node = BPF_CORE_READ(node, rb_right);
+		else if (start > addr)
+			node = BPF_CORE_READ(node, rb_left);
+		else
+			return driver_file(BPF_CORE_READ(vma, vm_file));
+	}
+	return node ? -1 : 0;
+}
+
+/* calls on a file descriptor (their first argument), and futex (its address: with
+ * bpf_find_vma, Linux 5.17+, which a program that names it does not load before; else through
+ * the tree of mappings, where the kernel has one) */
+static __always_inline bool enters_driver(struct pt_regs *regs, long id, bool find_vma)
 {
 	struct vma_ctx c = { false };
 	long err;
@@ -177,8 +226,12 @@ static __always_inline bool enters_driver(struct pt_regs *regs, long id)
 	case SYSNR_MMAP: /* the fifth argument */
 		return driver_file(fd_file(PT_REGS_PARM5_CORE_SYSCALL(regs)));
 	case SYSNR_FUTEX: /* a wait on the driver's memory */
-		if (!have_find_vma)
-			return false;
+		if (!find_vma) {
+			err = vma_tree_is_driver(PT_REGS_PARM1_CORE_SYSCALL(regs));
+			if (err < 0)
+				kc_count_drop(KC_DROP_UNTOLD);
+			return err > 0;
+		}
 		err = bpf_find_vma(bpf_get_current_task_btf(), PT_REGS_PARM1_CORE_SYSCALL(regs),
 				   vma_is_driver, &c, 0);
 		if (err < 0 && err != -2 /* -ENOENT: nothing mapped there */)
@@ -189,8 +242,7 @@ static __always_inline bool enters_driver(struct pt_regs *regs, long id)
 	}
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
+static __always_inline int sys_enter(struct pt_regs *regs, long id, bool find_vma)
 {
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)pt, zero = 0;
@@ -202,7 +254,7 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 	if (id == SYSNR_URETPROBE) /* topsprof's own return probes, not the application */
 		return 0;
 #endif
-	th.flags = enters_driver(regs, id) ? KC_IN_DRIVER : 0;
+	th.flags = enters_driver(regs, id, find_vma) ? KC_IN_DRIVER : 0;
 	if (filter == KC_FILTER_KMD && !th.flags) {
 		/* not the driver's file: kept for the driver's functions, should it enter them */
 		struct kc_cpu_syscall *c = bpf_map_lookup_elem(&kc_cpu_syscall, &zero);
@@ -211,7 +263,7 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 			c->pid_tgid = pt;
 			c->enter_ns = bpf_ktime_get_ns();
 			c->id = (__u64)id;
-			c->switches = kc_switches(bpf_get_current_task_btf());
+			c->switches = kc_switches(task_current());
 		}
 		return 0;
 	}
@@ -221,6 +273,19 @@ int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
 	if (bpf_map_update_elem(&kc_threads, &tid, &th, BPF_ANY))
 		kc_count_drop(KC_DROP_THREAD);
 	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(kc_sys_enter, struct pt_regs *regs, long id)
+{
+	return sys_enter(regs, id, true);
+}
+
+/* the same without bpf_find_vma; topsprof loads one of the two */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(kc_sys_enter_novma, struct pt_regs *regs, long id)
+{
+	return sys_enter(regs, id, false);
 }
 
 SEC("tp_btf/sys_exit")
@@ -278,10 +343,24 @@ static __always_inline bool through_funcs(void *ctx)
 	return false;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(kc_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+/* the state of a task (before Linux 5.14: state, a long) */
+struct task_struct___old {
+	long state;
+} __attribute__((preserve_access_index));
+
+static __always_inline unsigned int task_state(struct task_struct *t)
 {
+	if (bpf_core_field_exists(t->__state))
+		return BPF_CORE_READ(t, __state);
+	return (unsigned int)BPF_CORE_READ((struct task_struct___old *)t, state);
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(kc_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	/* the state prev leaves in: the fourth argument from Linux 5.18 on (which the verifier
+	 * refuses to read before, even in code it would never run: hence not in BPF_PROG's list) */
+	unsigned int prev_state = switch_state_arg ? (unsigned int)ctx[3] : task_state(prev);
 	__u64 pt = bpf_get_current_pid_tgid();
 	__u32 tid = next->pid, tgid = pt >> 32;
 	struct kc_thread *th, fresh = {};
@@ -330,6 +409,8 @@ int BPF_PROG(kc_switch, bool preempt, struct task_struct *prev, struct task_stru
 	th->wait.id = th->id;
 	th->wait.driver = th->flags & KC_IN_DRIVER;
 	th->wait.offcpu = 1;
+	th->wait.kmore[0] = th->wait.kmore[1] = 0;
+	kc_nest_more(tid, &th->wait);
 	th->off_ns = bpf_ktime_get_ns();
 	kc_announce(tgid);
 	return 0;
@@ -343,5 +424,7 @@ int BPF_PROG(kc_thread_exit, struct task_struct *task)
 	__u32 tid = task->pid;
 
 	bpf_map_delete_elem(&kc_threads, &tid);
+	if (kc_stitch)
+		bpf_map_delete_elem(&kc_nests, &tid);
 	return 0;
 }

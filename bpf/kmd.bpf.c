@@ -9,6 +9,19 @@
 #include <bpf/bpf_tracing.h>
 
 #include "kc_common.h"
+#include "stub.h"
+
+/* false before Linux 5.15 (no bpf_get_func_ip): the kprobes are reached through a stub per
+ * function and probe (stub.h, slots 0 and 1), whose value is the function's address; topsprof
+ * takes kprobes then, not fentry */
+const volatile bool have_func_ip = true;
+/* false (TOPSPROF_NO_SYSCALL_SLOT=1, to test the other path): kc_cpu_syscall is not looked at */
+const volatile bool use_syscall_slot = true;
+
+static __always_inline __u64 kprobe_func_ip(void *ctx)
+{
+	return have_func_ip ? bpf_get_func_ip(ctx) : stub_value_get();
+}
 
 struct kmd_call_key {
 	__u32 tid;
@@ -32,6 +45,26 @@ struct {
 
 #define KMD_PF_KTHREAD 0x00200000 /* include/linux/sched.h: PF_KTHREAD */
 
+/* task_pt_regs() where the kernel has no bpf_task_pt_regs (before Linux 5.15): the user mode
+ * registers at the top of the task's kernel stack (THREAD_SIZE, 16 KB on x86-64 and arm64
+ * without KASAN); NULL unless they are user mode's (the stack is another size) */
+#define KMD_THREAD_SIZE 16384
+
+static __always_inline struct pt_regs *task_regs_on_stack(struct task_struct *t)
+{
+	struct pt_regs *regs = (void *)((unsigned long)BPF_CORE_READ(t, stack) + KMD_THREAD_SIZE -
+					bpf_core_type_size(struct pt_regs));
+
+#if defined(__TARGET_ARCH_x86)
+	if ((BPF_CORE_READ(regs, cs) & 3) != 3) /* not CPL 3 */
+		return NULL;
+#elif defined(__TARGET_ARCH_arm64)
+	if (BPF_CORE_READ(regs, pstate) & 0xf) /* not EL0 */
+		return NULL;
+#endif
+	return regs;
+}
+
 /* the system call of a thread that enters the driver's functions through a file the driver
  * does not own (filter kmd: kernel.bpf.c then kept no entry): from its start when the thread
  * entered it on this CPU and has not left it since (kc_cpu_syscall), else from now;
@@ -39,25 +72,30 @@ struct {
  * that its end and its waits from now on count as the driver's. */
 static __always_inline struct kc_thread *kmd_syscall(__u64 pt)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	struct task_struct *task = task_current();
 	struct kc_thread th = { .kind = KC_ENTRY_SYSCALL };
 	struct kc_cpu_syscall *c;
 	__u32 zero = 0, tid = (__u32)pt;
 	long nr = -1;
 
 	c = bpf_map_lookup_elem(&kc_cpu_syscall, &zero);
-	if (c && c->pid_tgid == pt && c->switches == kc_switches(task)) {
+	if (use_syscall_slot && c && c->pid_tgid == pt && c->switches == kc_switches(task)) {
 		th.enter_ns = c->enter_ns;
 		nr = (long)c->id;
-	} else if (!(task->flags & KMD_PF_KTHREAD) &&
-		   bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)) {
-		struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	} else if (!(BPF_CORE_READ(task, flags) & KMD_PF_KTHREAD)) {
+		/* with bpf_task_pt_regs (Linux 5.15+), bpf_get_current_task_btf (5.11) is there */
+		struct pt_regs *regs =
+			bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)
+				? (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf())
+				: task_regs_on_stack(task);
 
+		if (regs) {
 #if defined(__TARGET_ARCH_x86)
-		nr = BPF_CORE_READ(regs, orig_ax);
+			nr = BPF_CORE_READ(regs, orig_ax);
 #elif defined(__TARGET_ARCH_arm64)
-		nr = BPF_CORE_READ(regs, syscallno);
+			nr = BPF_CORE_READ(regs, syscallno);
 #endif
+		}
 		th.enter_ns = bpf_ktime_get_ns();
 	}
 	if (nr < 0)
@@ -95,9 +133,11 @@ static __always_inline void kmd_enter(void *ctx, __u64 ip)
 	c.stack.kind = KC_ENTRY_KMD;
 	c.stack.id = ip;
 	c.stack.driver = driver;
+	kc_nest_more(tid, &c.stack);
 	kc_add_stack(&c.stack, 0);
 	if (bpf_map_update_elem(&kmd_calls, &k, &c, BPF_ANY))
 		kc_count_drop(KC_DROP_THREAD);
+	kc_nest_push(tid, ip, &c.stack);
 	kc_announce(pt >> 32);
 }
 
@@ -110,6 +150,7 @@ static __always_inline void kmd_exit(__u64 ip)
 	struct kc_totals *v;
 	__u64 d;
 
+	kc_nest_pop(k.tid, ip);
 	if (!c)
 		return;
 	if (!collecting) { /* stopped meanwhile */
@@ -134,14 +175,14 @@ static __always_inline void kmd_exit(__u64 ip)
 SEC("kprobe")
 int kc_kmd_kprobe(struct pt_regs *ctx)
 {
-	kmd_enter(ctx, bpf_get_func_ip(ctx));
+	kmd_enter(ctx, kprobe_func_ip(ctx));
 	return 0;
 }
 
 SEC("kretprobe")
 int kc_kmd_kretprobe(struct pt_regs *ctx)
 {
-	kmd_exit(bpf_get_func_ip(ctx));
+	kmd_exit(kprobe_func_ip(ctx));
 	return 0;
 }
 

@@ -8,11 +8,18 @@
 
 #include "events.h"
 
+/* The current task, to read with BPF_CORE_READ: bpf_get_current_task_btf, whose fields a program
+ * may load directly, came in Linux 5.11. */
+static __always_inline struct task_struct *task_current(void)
+{
+	return (struct task_struct *)bpf_get_current_task();
+}
+
 /* the current thread's pending uretprobes (events.h: kc_user_returns), read where the kernel
  * has the fields (CO-RE), for the user stack taken with it */
 static __always_inline void kc_user_returns(struct kc_user_returns *u)
 {
-	struct task_struct *t = bpf_get_current_task_btf();
+	struct task_struct *t = task_current();
 	struct return_instance *ri = NULL;
 
 	if (!bpf_core_field_exists(t->utask->return_instances) ||

@@ -145,6 +145,8 @@ enum api_str_count {
  * the trampoline's address and the addresses it stands for, innermost first (0: no more), for
  * topsprof to put back (stackname.c). All 0 where the kernel has no uprobes state to read. */
 #define KC_URET_MAX 2
+#define KC_KMORE    2
+
 struct kc_user_returns {
 	__u64 tramp;
 	__u64 ret[KC_URET_MAX];
@@ -213,6 +215,11 @@ struct kc_stack_key {
 	__u64 id;
 	__u32 driver;
 	__u32 offcpu; /* 1: time off CPU (a wait); 0: at the entry of a KMD function */
+	/* Where the kernel's unwinder stops at a kretprobe's trampoline (before Linux 5.14: the
+	 * KMD's functions under kprobes, one inside another): 1 + the kernel stack of the KMD call
+	 * the stack is inside, taken at its entry (kstack goes on there, after its first frame),
+	 * and of the call that one is inside; 0: none */
+	__u32 kmore[KC_KMORE];
 	struct kc_user_returns uret;
 };
 

@@ -20,7 +20,22 @@ unset TOPS_VISIBLE_DEVICES TOPS_SIM_DEVICE_COUNT TOPS_SIM_DRIVER_DIR LD_LIBRARY_
 [ -n "$(find "/lib/modules/$(uname -r)" -name 'gcusim.ko*' 2>/dev/null)" ] ||
 	skip "gcusim.ko was not built for this kernel ($(uname -r)): scripts/vm/run.sh says why"
 vmalloc_kb() { sed -n 's/^VmallocUsed: *\([0-9]*\) kB/\1/p' /proc/meminfo; }
-before=$(vmalloc_kb)
+# no earlier run's probes still being released (topsprof-detach frees BPF memory as it goes), and
+# VmallocUsed still for half a second: what moves around the module is then the module's
+detached() { for _ in $(seq 60); do pgrep -x topsprof-detach >/dev/null || break; sleep 0.5; done; }
+settled_kb() {
+	local a b
+	detached
+	b=$(vmalloc_kb)
+	for _ in $(seq 20); do
+		a=$b
+		sleep 0.5
+		b=$(vmalloc_kb)
+		[ "$a" = "$b" ] && break
+	done
+	echo "$b"
+}
+before=$(settled_kb)
 modprobe gcusim || die "modprobe gcusim failed"
 trap 'rmmod gcusim 2>/dev/null; rm -rf "$TMP"' EXIT
 checks=$((checks + 1))
@@ -133,7 +148,6 @@ done
 # --- device memory, counted by the driver for every process, given back when a process ends ---
 # (topsprof's runs leave their single uprobes, and the fentry links on gcusim, to a
 # topsprof-detach process: the module is unloaded once it is done)
-detached() { for _ in $(seq 60); do pgrep -x topsprof-detach >/dev/null || break; sleep 0.5; done; }
 detached
 rmmod gcusim && modprobe gcusim mem_mb=8 || die "reloading gcusim with mem_mb=8 failed"
 # stress -t 1 -s 1 -e N takes two buffers of 4N bytes: 8 MB fit, 10 MB do not
@@ -160,8 +174,7 @@ expect_rc 0 "6 MB once the killed process's memory came back"
 
 # --- unloading: nothing holds the module, and its regions' memory goes back -------------------
 # (topsprof-detach frees BPF memory as it goes: measured once it is done)
-detached
-held=$(vmalloc_kb)
+held=$(settled_kb)
 rmmod gcusim || die "rmmod gcusim failed: $(lsmod | grep gcusim)"
 after=$(vmalloc_kb)
 echo "VmallocUsed: $before kB before gcusim, $loaded kB loaded, $held kB before rmmod, $after kB after"

@@ -545,6 +545,48 @@ static void test_put_back_returns(void **state)
 	assert_true(same[1] == T);
 }
 
+/* kernel stacks that end at a kretprobe's trampoline (Linux before 5.14, KMD functions under
+ * kprobes, one inside another): each goes on in the stack of the call it is inside, after that
+ * stack's first frame, as deep as the stacks known; one without the trampoline is left alone */
+static void test_stitch_kernel(void **state)
+{
+	(void)state;
+	const uint64_t T = 0xffffffff81e68310ULL;
+	/* null_handle_cmd, tail-called by null_queue_rq, called by blk_mq_try_issue_directly */
+	uint64_t inner[8] = { 0xc0001100, T, 0 };
+	uint64_t outer[CPU_STACK_DEPTH] = { 0xc0001000, 0x81001234, 0x81002345, 0 };
+	const uint64_t *more[2] = { outer, NULL };
+
+	assert_int_equal(stack_stitch_kernel(inner, 8, T, more, 2), 3);
+	assert_true(inner[0] == 0xc0001100 && inner[1] == 0x81001234 && inner[2] == 0x81002345 &&
+		    inner[3] == 0);
+	/* three deep: the outer stack ends at the trampoline too, and goes on in the outermost */
+	uint64_t deep[8] = { 0xc0001200, 0xc0001180, T, 0 };
+	uint64_t mid[CPU_STACK_DEPTH] = { 0xc0001100, 0xc0001050, T, 0 };
+	const uint64_t *chain[2] = { mid, outer };
+
+	assert_int_equal(stack_stitch_kernel(deep, 8, T, chain, 2), 5);
+	assert_true(deep[0] == 0xc0001200 && deep[1] == 0xc0001180 && deep[2] == 0xc0001050 &&
+		    deep[3] == 0x81001234 && deep[4] == 0x81002345 && deep[5] == 0);
+	/* no room for all: the outermost frames go */
+	uint64_t small[3] = { 0xc0001100, T, 0 };
+
+	assert_int_equal(stack_stitch_kernel(small, 3, T, more, 2), 3);
+	assert_true(small[1] == 0x81001234 && small[2] == 0x81002345);
+	/* no trampoline in it: untouched */
+	uint64_t whole[4] = { 0xc0001100, 0x81001234, 0 };
+
+	assert_int_equal(stack_stitch_kernel(whole, 4, T, more, 2), 2);
+	assert_true(whole[1] == 0x81001234 && whole[2] == 0);
+	/* no stack to go on in, or no trampoline known: as taken */
+	uint64_t alone[4] = { 0xc0001100, T, 0 };
+	const uint64_t *none[2] = { NULL, NULL };
+
+	assert_int_equal(stack_stitch_kernel(alone, 4, T, none, 2), 2);
+	assert_int_equal(stack_stitch_kernel(alone, 4, 0, more, 2), 2);
+	assert_true(alone[1] == T);
+}
+
 /* kernel stacks through fentry/fexit: the trampolines go, and so does the second frame of the
  * function a trampoline called (its patched entry, then its body) */
 static void test_trampoline_frames(void **state)
@@ -614,6 +656,7 @@ int main(void)
 		cmocka_unit_test(test_symbolizer),
 		cmocka_unit_test(test_cpu_profile),
 		cmocka_unit_test(test_put_back_returns),
+		cmocka_unit_test(test_stitch_kernel),
 		cmocka_unit_test(test_trampoline_frames),
 	};
 

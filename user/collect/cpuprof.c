@@ -168,7 +168,7 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 		if (bpf_map_lookup_elem(counts, &k, &n))
 			continue;
 		err = stack_name(&sym, stacks, proc ? &proc->maps : NULL, k.ustack, k.kstack, false,
-				 &k.uret, &name, &complete);
+				 &k.uret, NULL, &name, &complete);
 		if (err)
 			break;
 		/* a side the kernel could not keep (else -EFAULT: that side had no frames) */

@@ -5,6 +5,7 @@
 #include "collect/collector.h"
 #include "gcu_readout.h"
 #include "kernel.skel.h"
+#include "collect/bpfstub.h"
 #include "collect/kfuncs.h"
 #include "kmd.skel.h"
 #include "symbols/ksyms.h"
@@ -47,6 +48,11 @@ struct kprof {
 	bool ks_loaded;
 	char mechanism[160];
 	struct kprof_probes probes;
+	bool func_ip; /* bpf_get_func_ip (Linux 5.15); else kprobes through stubs, no fentry */
+	uint64_t
+		kretprobe_tramp; /* where the kernel's unwinder may stop (kc_common.h: kc_stitch) */
+	bool find_vma; /* bpf_find_vma (Linux 5.17): sys_enter is kc_sys_enter, else _novma */
+	struct bpf_program *sys_enter;
 };
 
 int kprof_function_ranges(const struct ksyms *ks, const char *list, uint64_t *start, uint64_t *end,
@@ -139,6 +145,9 @@ static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, bo
 		return -errno;
 	s->rodata->filter = o->filter;
 	s->rodata->self_tgid = (__u32)getpid();
+	s->rodata->have_func_ip = k->func_ip;
+	s->rodata->kc_stitch = k->skel->rodata->kc_stitch;
+	s->rodata->use_syscall_slot = !getenv("TOPSPROF_NO_SYSCALL_SLOT");
 	s->data->collecting = o->collecting;
 	bpf_program__set_autoload(s->progs.kc_kmd_kprobe, !fentry);
 	bpf_program__set_autoload(s->progs.kc_kmd_kretprobe, !fentry);
@@ -161,6 +170,7 @@ static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, bo
 	SHARE(kc_new);
 	SHARE(kc_drops);
 	SHARE(kc_cpu_syscall);
+	SHARE(kc_nests);
 #undef SHARE
 	if (share)
 		err = err
@@ -168,6 +178,15 @@ static int open_kmd(struct kprof *k, const struct kprof_opts *o, bool fentry, bo
 						   bpf_map__fd(share->maps.kmd_calls));
 	if (!err)
 		err = kmd_bpf__load(s);
+	if (!err && !fentry && !k->func_ip) {
+		int progs = bpf_map__fd(s->maps.stub_progs),
+		    in = bpf_program__fd(s->progs.kc_kmd_kprobe),
+		    out = bpf_program__fd(s->progs.kc_kmd_kretprobe), slot[2] = { 0, 1 };
+
+		if (bpf_map_update_elem(progs, &slot[0], &in, BPF_ANY) ||
+		    bpf_map_update_elem(progs, &slot[1], &out, BPF_ANY))
+			err = -errno;
+	}
 	if (err) {
 		kmd_bpf__destroy(s);
 		return err < 0 ? err : -EINVAL;
@@ -321,6 +340,38 @@ static size_t attach_multi(struct kprof *k, const struct kmd_bpf *s, const unsig
 	return n;
 }
 
+/* kprobe and kretprobe on the function name at addr for a kernel without bpf_get_func_ip: stubs
+ * that hand addr to s's programs; both or neither. The kretprobe first: the kernel runs the
+ * handlers of one address newest first, and the kretprobe's puts its trampoline in place of the
+ * caller's address, which the kernel's unwinder gives back only from Linux 5.14 on. The entry's
+ * stack, taken before, has the caller. */
+static bool attach_stubs(struct kprof *k, const struct kmd_bpf *s, const char *name,
+			 unsigned long addr)
+{
+	int *n = realloc(k->fds, (k->nfds + 2) * sizeof(*n)), fd[2] = { -1, -1 };
+
+	if (!n)
+		return false;
+	k->fds = n;
+	for (int r = 1; r >= 0; r--) {
+		int stub = bpf_stub_load(BPF_PROG_TYPE_KPROBE, bpf_map__fd(s->maps.stub_value),
+					 bpf_map__fd(s->maps.stub_progs), (uint32_t)r, addr);
+
+		fd[r] = stub < 0 ? stub : perf_probe_attach(stub, false, r, name, 0, -1);
+		if (stub >= 0)
+			close(stub); /* the event holds it */
+		if (fd[r] < 0) {
+			errno = -fd[r];
+			if (!r)
+				close(fd[1]);
+			return false;
+		}
+	}
+	k->fds[k->nfds++] = fd[0];
+	k->fds[k->nfds++] = fd[1];
+	return true;
+}
+
 /* fentry and fexit on the function btf_id: copies of the loaded programs of t; both or neither */
 static bool attach_copies(struct kprof *k, const struct kmd_bpf *t, const struct kfuncs_btf *b,
 			  int btf_id, const char *name)
@@ -442,6 +493,10 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 	if (getenv("TOPSPROF_NO_FENTRY")) { /* the kprobe path, where fentry would serve */
 		err = -EOPNOTSUPP;
 		pr_debug("kernel callstacks: fentry/fexit not tried (TOPSPROF_NO_FENTRY)");
+	} else if (!k->func_ip) {
+		err = -EOPNOTSUPP;
+		pr_debug("kernel callstacks: fentry/fexit not tried: no bpf_get_func_ip (Linux "
+			 "5.15+)");
 	} else {
 		err = open_kmd(k, o, true, false, FENTRY_CHECK, NULL, &t);
 		pr_debug("kernel callstacks: fentry/fexit programs %s%s, against " FENTRY_CHECK,
@@ -473,7 +528,12 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 	/* kprobes: one object for the functions fentry did not take; one kprobe_multi link for
 	 * them all where the kernel has it (Linux 5.18+), else a kprobe each */
 	if (nrest || !fentry) {
-		bool multi = !getenv("TOPSPROF_NO_KPROBE_MULTI");
+		bool multi = k->func_ip && !getenv("TOPSPROF_NO_KPROBE_MULTI");
+
+		if (!k->func_ip)
+			pr_debug(
+				"kernel callstacks: a kprobe each, through stubs (no bpf_get_func_ip: "
+				"Linux 5.15+)");
 
 		err = open_kmd(k, o, false, multi, NULL, t, &s);
 		if (err && multi) {
@@ -494,11 +554,14 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 			kprobed = attach_multi(k, s, rest_addrs, nrest);
 		one_each = !kprobed;
 		for (size_t i = 0; !err && have_kprobes && one_each && i < nrest; i++) {
-			bool ok = attach_pair(
-				k,
-				bpf_program__attach_kprobe(s->progs.kc_kmd_kprobe, false, rest[i]),
-				bpf_program__attach_kprobe(s->progs.kc_kmd_kretprobe, true,
-							   rest[i]));
+			bool ok = !k->func_ip ? attach_stubs(k, s, rest[i], rest_addrs[i])
+					      : attach_pair(k,
+							    bpf_program__attach_kprobe(
+								    s->progs.kc_kmd_kprobe, false,
+								    rest[i]),
+							    bpf_program__attach_kprobe(
+								    s->progs.kc_kmd_kretprobe, true,
+								    rest[i]));
 
 			kprobed += ok;
 			if (!ok)
@@ -536,15 +599,6 @@ void kprof_probes(const struct kprof *k, struct kprof_probes *out)
 	*out = k->probes;
 }
 
-/* whether the kernel has bpf_find_vma (Linux 5.17+), which tells a futex wait on the driver's
- * memory; TOPSPROF_NO_FIND_VMA=1 takes the other path here, to test it */
-static bool have_find_vma(void)
-{
-	if (getenv("TOPSPROF_NO_FIND_VMA"))
-		return false;
-	return libbpf_probe_bpf_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, NULL) > 0;
-}
-
 int kprof_open(struct kprof **out, const struct kprof_opts *o)
 {
 	struct kprof *k = calloc(1, sizeof(*k));
@@ -567,7 +621,27 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 	k->skel->rodata->self_tgid = (__u32)getpid();
 	k->skel->data->collecting = o->collecting;
 	k->skel->rodata->follow_by_task = o->follow_by_task;
-	k->skel->rodata->have_find_vma = have_find_vma();
+	/* bpf_find_vma (Linux 5.17+) tells a futex wait on the driver's memory;
+	 * TOPSPROF_NO_FIND_VMA=1 takes the other path here, to test it */
+	k->find_vma =
+		bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_find_vma, "TOPSPROF_NO_FIND_VMA");
+	k->sys_enter =
+		k->find_vma ? k->skel->progs.kc_sys_enter : k->skel->progs.kc_sys_enter_novma;
+	bpf_program__set_autoload(k->find_vma ? k->skel->progs.kc_sys_enter_novma
+					      : k->skel->progs.kc_sys_enter,
+				  false);
+	k->func_ip =
+		bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_func_ip, "TOPSPROF_NO_FUNC_IP");
+	/* kernels without it (before 5.15) take kprobes; those before 5.14 leave kretprobe
+	 * trampolines in the stacks (kc_common.h) */
+	k->skel->rodata->kc_stitch = !k->func_ip;
+	for (size_t i = 0; k->ks_loaded && i < k->ks.n && !k->kretprobe_tramp; i++)
+		if (!k->ks.v[i].module && (!strcmp(k->ks.v[i].name, "kretprobe_trampoline") ||
+					   !strcmp(k->ks.v[i].name, "__kretprobe_trampoline")))
+			k->kretprobe_tramp = k->ks.v[i].addr;
+	k->skel->rodata->switch_state_arg = kernel_tp_nargs("sched_switch") >= 4;
+	/* task storage (Linux 5.11) only when asked for: else the map is not made */
+	bpf_map__set_autocreate(k->skel->maps.kc_follow_task, o->follow_by_task);
 	snprintf((char *)k->skel->rodata->kmd_module, KC_MODULE_LEN, "%s", o->kmd_module);
 	if (o->filter == KC_FILTER_FUNCS) {
 		char bad[256];
@@ -606,7 +680,7 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 		goto fail;
 	}
 	add_driver_files(k);
-	k->tp[0] = bpf_program__attach(k->skel->progs.kc_sys_enter);
+	k->tp[0] = bpf_program__attach(k->sys_enter);
 	k->tp[1] = bpf_program__attach(k->skel->progs.kc_sys_exit);
 	k->tp[2] = bpf_program__attach(k->skel->progs.kc_switch);
 	k->tp[3] = bpf_program__attach(k->skel->progs.kc_thread_exit);
@@ -621,9 +695,13 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 		pr_debug("kernel callstacks: whether a thread is followed: %s",
 			 o->follow_by_task ? "kept in its task storage (TOPSPROF_TASK_STORAGE=1)"
 					   : "kept per CPU, by thread and generation of the set");
-	if (k->skel->rodata->have_find_vma)
+	if (k->find_vma)
 		pr_debug(
 			"kernel callstacks: futex waits on the driver's memory told by bpf_find_vma");
+	else if (kernel_has_member("mm_struct", "mm_rb") > 0)
+		pr_debug("kernel callstacks: no bpf_find_vma in this kernel (Linux 5.17+): futex "
+			 "waits on the driver's memory told by a walk of the process's mappings "
+			 "(mm_rb)");
 	else
 		pr_debug("kernel callstacks: no bpf_find_vma in this kernel (Linux 5.17+): futex "
 			 "waits are not told apart as the driver's");
@@ -737,8 +815,7 @@ static const char *entry_name(struct kprof *k, uint32_t kind, uint64_t id, char 
  * run time, not the kernel's dispatch to them (scripts/bench/kcalls.sh) */
 static void say_costs(const struct kprof *k)
 {
-	const struct bpf_program *progs[] = { k->skel->progs.kc_sys_enter,
-					      k->skel->progs.kc_sys_exit,
+	const struct bpf_program *progs[] = { k->sys_enter, k->skel->progs.kc_sys_exit,
 					      k->skel->progs.kc_switch };
 	char line[256];
 	int len = 0;
@@ -767,6 +844,7 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 	int stacks = bpf_map__fd(k->skel->maps.kc_stacks);
 	struct kc_entry_key ek, *eprev = NULL;
 	struct kc_stack_key sk, *sprev = NULL;
+	struct kstack_more kmore = { .tramp = k->kretprobe_tramp };
 	struct stackname name = { 0 };
 	struct symbolizer sym;
 	uint64_t lost;
@@ -795,8 +873,10 @@ int kprof_collect(struct kprof *k, struct kernel_profile *p)
 		sprev = &sk;
 		if (bpf_map_lookup_elem(counts, &sk, &v))
 			continue;
+		kmore.more[0] = sk.kmore[0];
+		kmore.more[1] = sk.kmore[1];
 		err = stack_name(&sym, stacks, proc ? &proc->maps : NULL, sk.ustack, sk.kstack,
-				 true, &sk.uret, &name, &complete);
+				 true, &sk.uret, &kmore, &name, &complete);
 		if (err)
 			break;
 		/* a side the kernel could not keep: a full stack map, or its slot taken by another

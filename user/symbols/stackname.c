@@ -112,11 +112,39 @@ int stack_name_kernel(struct symbolizer *sym, const uint64_t *ips, bool from_tra
 	return reserve(out, 0) ?: append(sym, NULL, ips, true, from_tracepoint, out, &complete);
 }
 
+_Static_assert(sizeof(((struct kstack_more *)0)->more) == sizeof(((struct kc_stack_key *)0)->kmore),
+	       "kstack_more mirrors kc_stack_key.kmore");
+
+size_t stack_stitch_kernel(uint64_t *ips, size_t n, uint64_t tramp, const uint64_t *const *more,
+			   size_t nmore)
+{
+	size_t len = 0;
+
+	while (len < n && ips[len])
+		len++;
+	for (size_t k = 0; tramp && k < nmore && more[k]; k++) {
+		size_t at = 0;
+
+		while (at < len && ips[at] != tramp)
+			at++;
+		if (at == len)
+			break;
+		len = at;
+		for (size_t j = 1; j < CPU_STACK_DEPTH && more[k][j] && len < n; j++)
+			ips[len++] = more[k][j];
+		if (len < n)
+			ips[len] = 0;
+	}
+	return len;
+}
+
 int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
 	       int32_t ustack, int32_t kstack, bool from_tracepoint,
-	       const struct kc_user_returns *uret, struct stackname *out, bool *user_complete)
+	       const struct kc_user_returns *uret, const struct kstack_more *kmore,
+	       struct stackname *out, bool *user_complete)
 {
-	uint64_t ips[CPU_STACK_DEPTH];
+	uint64_t ips[CPU_STACK_DEPTH], more[2][CPU_STACK_DEPTH];
+	const uint64_t *mp[2] = { NULL, NULL };
 	int err = 0;
 
 	*user_complete = true;
@@ -129,7 +157,17 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 			stack_put_back_returns(ips, CPU_STACK_DEPTH, uret);
 		err = append(sym, maps, ips, false, false, out, user_complete);
 	}
-	if (!err && kstack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &kstack, ips))
+	if (!err && kstack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &kstack, ips)) {
+		for (size_t k = 0; kmore && kmore->tramp && k < 2 && kmore->more[k]; k++) {
+			uint32_t id = kmore->more[k] - 1;
+
+			if (bpf_map_lookup_elem(stack_map_fd, &id, more[k]))
+				break;
+			mp[k] = more[k];
+		}
+		if (mp[0])
+			stack_stitch_kernel(ips, CPU_STACK_DEPTH, kmore->tramp, mp, 2);
 		err = append(sym, NULL, ips, true, from_tracepoint, out, user_complete);
+	}
 	return err;
 }
