@@ -80,6 +80,18 @@ no_trampolines() { # label
 }
 
 # no frame twice in a row in any stack (these drivers do not recurse): not f; trampoline; f
+# the stacks of dd's calls of the driver's functions reach its system call: none ends inside the
+# driver (where a kretprobe's trampoline stops the unwinder of Linux before 5.14, topsprof goes on
+# in the stack of the driver call it is inside)
+whole_in_dd() { # label
+	local cut
+	cut=$(sed -n '/Top kernel stacks/,$p' <<<"$out" | sed 's/^==[0-9]*== *//' |
+		awk '/^[0-9]+\) / { if (dd && !sys) print head; head = $0; dd = /\[null_blk\] \(driver\), dd \(pid/; sys = 0; next }
+			/^do_syscall_64$/ { sys = 1 } END { if (dd && !sys) print head }' | head -n 3)
+	checks=$((checks + 1))
+	[ -z "$cut" ] || die "$1: stacks of dd's driver calls that stop short of its system call: $cut"$'\n'"$out"
+}
+
 no_repeats() { # label
 	local twice
 	twice=$(sed -n '/Top kernel stacks/,$p' <<<"$out" | sed 's/^==[0-9]*== *//' |
@@ -139,6 +151,7 @@ for path in fentry kprobes; do
 			END { exit !found }' ||
 		die "$path: no stack has a driver function called by another:"$'\n'"$out"
 	no_repeats "null_blk, $path"
+	whole_in_dd "null_blk, $path"
 done
 
 # --- brd: its lowest function has no BTF; fentry is decided per function --------------------
