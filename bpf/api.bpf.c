@@ -22,7 +22,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile bool stats_mode = false;
 const volatile __u32 max_str_bytes = 4096;
-/* the pieces of API_STR_CHUNK - 2 bytes a string of max_str_bytes may take, and one more */
+/* API_STR_PIECES(max_str_bytes) */
 const volatile __u32 str_pieces = 2;
 /* api_entry is loaded sleepable (Linux 6.0+): a string in a page the application has not touched
  * yet is faulted in and read (never while a ring buffer record is held: see str_piece); else
@@ -268,7 +268,7 @@ send:
 }
 
 /* pieces a string of the longest limit (--topstx-max-bytes-size 1MB) takes */
-#define STR_PIECES_MAX (1 + (1u << 20) / (API_STR_CHUNK - 2))
+#define STR_PIECES_MAX API_STR_PIECES(1u << 20)
 
 /* loop: with bpf_loop (Linux 5.17+), else a bounded loop the verifier walks */
 static __always_inline void capture_str(__u64 call_id, __u32 tgid, __u32 tid, __u8 index,
@@ -355,6 +355,12 @@ static __always_inline int entry(struct pt_regs *ctx, bool loop)
 		return 0;
 	if (!is_tracked(tgid))
 		return 0;
+	if (have_cookie) {
+		cookie = bpf_get_attach_cookie(ctx);
+	} else if (!stub_value_get(&cookie)) {
+		count_drop(API_DROP_CALL); /* before the call is known: its return finds none */
+		return 0;
+	}
 	tc = bpf_map_lookup_elem(&inflight, &tid);
 	if (!tc) {
 		struct thread_calls *z = bpf_map_lookup_elem(&zero_calls, &zero);
@@ -371,7 +377,6 @@ static __always_inline int entry(struct pt_regs *ctx, bool loop)
 		count_drop(API_DROP_DEPTH);
 		return 0;
 	}
-	cookie = have_cookie ? bpf_get_attach_cookie(ctx) : stub_value_get();
 	f = &tc->f[d & (API_MAX_DEPTH - 1)];
 	f->cookie = cookie;
 	/* statistics mode keeps nothing of a runtime call but its start */

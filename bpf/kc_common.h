@@ -101,8 +101,8 @@ struct kc_nest {
 	__u32 pad;
 	struct {
 		__u64 ip;
-		__u32 kmore[KC_KMORE + 1]; /* 1 + its kstack, then its own kmore */
-		__u32 pad;
+		/* what a stack inside it gets as kmore: 1 + its kstack, then its own kmore[0] */
+		__u32 kmore[KC_KMORE];
 	} call[KC_NEST];
 };
 
@@ -143,7 +143,6 @@ static __always_inline void kc_nest_push(__u32 tid, __u64 ip, const struct kc_st
 	n->call[d].ip = ip;
 	n->call[d].kmore[0] = k->kstack >= 0 ? (__u32)k->kstack + 1 : 0;
 	n->call[d].kmore[1] = k->kmore[0];
-	n->call[d].kmore[2] = k->kmore[1];
 	n->depth = d + 1;
 }
 

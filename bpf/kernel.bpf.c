@@ -161,9 +161,10 @@ static long vma_is_driver(struct task_struct *task, struct vm_area_struct *vma, 
 }
 
 /* Before bpf_find_vma (Linux 5.17), the kernel kept a process's mappings in a red-black tree
- * (mm_rb, until 6.1's maple tree): the walk find_vma makes there, read without the mmap lock, as
- * the helper would not either. 1: addr is in a driver's mapping, 0: not (or no such tree), -1:
- * the tree could not be read (it changed meanwhile), or is deeper than a tree of a million. */
+ * (mm_rb, until 6.1's maple tree): the walk find_vma makes there, read without the mmap lock
+ * (which the helper only tries to take, and gives up on when it is held). 1: addr is in a
+ * driver's mapping, 0: not (or no such tree), -1: the tree could not be read (it changed
+ * meanwhile), or is deeper than VMA_TREE_DEPTH. */
 struct mm_struct___rb {
 	struct rb_root mm_rb;
 } __attribute__((preserve_access_index));

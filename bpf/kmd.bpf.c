@@ -18,9 +18,17 @@ const volatile bool have_func_ip = true;
 /* false (TOPSPROF_NO_SYSCALL_SLOT=1, to test the other path): kc_cpu_syscall is not looked at */
 const volatile bool use_syscall_slot = true;
 
-static __always_inline __u64 kprobe_func_ip(void *ctx)
+/* the function the kprobe is on; false when not known (stub.h) */
+static __always_inline bool kprobe_func_ip(void *ctx, __u64 *ip)
 {
-	return have_func_ip ? bpf_get_func_ip(ctx) : stub_value_get();
+	if (have_func_ip) {
+		*ip = bpf_get_func_ip(ctx);
+		return true;
+	}
+	if (stub_value_get(ip))
+		return true;
+	kc_count_drop(KC_DROP_ENTRY);
+	return false;
 }
 
 struct kmd_call_key {
@@ -56,7 +64,10 @@ static __always_inline struct pt_regs *task_regs_on_stack(struct task_struct *t)
 					bpf_core_type_size(struct pt_regs));
 
 #if defined(__TARGET_ARCH_x86)
-	if ((BPF_CORE_READ(regs, cs) & 3) != 3) /* not CPL 3 */
+	/* __USER_CS (or __USER32_CS, a 32-bit process) and __USER_DS, as user mode's only */
+	unsigned long cs = BPF_CORE_READ(regs, cs), ss = BPF_CORE_READ(regs, ss);
+
+	if ((cs != 0x33 && cs != 0x23) || ss != 0x2b)
 		return NULL;
 #elif defined(__TARGET_ARCH_arm64)
 	if (BPF_CORE_READ(regs, pstate) & 0xf) /* not EL0 */
@@ -175,14 +186,20 @@ static __always_inline void kmd_exit(__u64 ip)
 SEC("kprobe")
 int kc_kmd_kprobe(struct pt_regs *ctx)
 {
-	kmd_enter(ctx, kprobe_func_ip(ctx));
+	__u64 ip;
+
+	if (kprobe_func_ip(ctx, &ip))
+		kmd_enter(ctx, ip);
 	return 0;
 }
 
 SEC("kretprobe")
 int kc_kmd_kretprobe(struct pt_regs *ctx)
 {
-	kmd_exit(kprobe_func_ip(ctx));
+	__u64 ip;
+
+	if (kprobe_func_ip(ctx, &ip))
+		kmd_exit(ip);
 	return 0;
 }
 

@@ -63,6 +63,9 @@ struct tp_proc_event {
 #define TOPSTX_PAYLOAD_BYTES  5
 
 #define API_STR_CHUNK	      4096 /* bytes of string data per tp_str_event */
+/* the pieces of API_STR_CHUNK - 2 bytes (a piece may need the NUL and the byte after a cut) a
+ * string of bytes takes, and one more */
+#define API_STR_PIECES(bytes) (1 + (bytes) / (API_STR_CHUNK - 2))
 
 struct tp_api_event {
 	struct tp_event_hdr hdr; /* ts_ns: when the call returned */

@@ -40,6 +40,14 @@ command -v qemu-system-x86_64 >/dev/null ||
 	fail "qemu-system-x86_64 not found (scripts/install-deps.sh installs qemu-system-x86)"
 suite=$(vm_suite "$kernel") || exit 125
 [ -x "$vm_top/build/topsprof" ] || fail "no build/topsprof: run make first"
+# one run of a kernel at a time in this tree: another would rewrite the work files (its
+# output.log, whose end marker gives the exit status) under it
+mkdir -p "$vm_top/build/vm"
+exec {lock}>"$vm_top/build/vm/$suite.lock"
+if ! flock -n "$lock"; then
+	vm_say "waiting for another run on $suite to end"
+	flock "$lock"
+fi
 
 kdir=$(vm_fetch "$suite") || exit 125
 abi=$(cat "$kdir/abi")

@@ -54,9 +54,10 @@ for mode in stats trace; do
 	[ -z "$bad" ] || die "lines without ==$pid==: $bad"
 	# the app's output is not shown without --print-app-log
 	grep -q "simpleElemwiseAdd: PASSED" <<<"$out$err" && die "the app's output leaked"
-	# the sync waits for the 56.61 ms kernel: the longest call proves timing is real
+	# the sync waits for the 56.61 ms kernel, less what the app took to reach it after the
+	# launch (milliseconds where every probe is emulated): the longest call proves timing is real
 	max=$(awk '$NF == "topsStreamSynchronize" { print $(NF-1) }' <<<"$out")
-	[[ "$max" == 5[6-9].*ms || "$max" == [6-9]?.*ms ]] || die "topsStreamSynchronize max $max"
+	[[ "$max" == [3-9]?.*ms || "$max" == [1-9]??.*ms ]] || die "topsStreamSynchronize max $max"
 done
 
 # the report layout: column header, sections, totals lines
@@ -85,7 +86,10 @@ expect_rc 0
 # a signal sent to topsprof reaches the app; the report still comes, then topsprof dies the same
 "$TOPSPROF" "$BIN/stress" -n 100000 >"$TMP/sig.out" 2>"$TMP/sig.err" &
 tp=$!
-sleep 1
+# once the application runs (its start-up takes seconds on a kernel without uprobe_multi)
+for _ in $(seq 600); do pgrep -P $tp -x stress >/dev/null && break; sleep 0.1; done
+pgrep -P $tp -x stress >/dev/null || die "the application did not start in 60 s: $(cat "$TMP/sig.err")"
+sleep 0.5
 kill -TERM $tp
 wait $tp
 rc=$?
@@ -130,7 +134,7 @@ expect_calls topsModuleLoad 1
 # --- kernels without uprobe_multi (before 6.6): one uprobe per function, the same counts ---------
 TOPSPROF_NO_UPROBE_MULTI=1 run "$TOPSPROF" --debug --api-mode trace "$BIN/simpleElemwiseAdd"
 expect_rc 0
-expect_err "probed (one uprobe each)"
+expect_err "probed (one uprobe each" # (and where the kernel has no attach cookies: ", entries through stubs")
 expect_total 26
 expect_calls topsStreamSynchronize 5
 # their slow release (the kernel serializes it) is left to a child that outlives topsprof: it
@@ -211,7 +215,12 @@ grep -q ' long:abcdefghijklmnopqrstuvwxyz.*\.\.\.\[truncated\]$' <<<"$out" || di
 run "$TOPSPROF" --topstx-max-bytes-size 100B "$BIN/topstx_ranges" 10000
 [ "$(name_len)" = 114 ] || die "100B cut: $(name_len)"
 run "$TOPSPROF" --topstx-max-bytes-size 1MB "$BIN/topstx_ranges" 1048576
-[ "$(name_len)" = 1048576 ] || die "1 MiB message: $(name_len)"
+if printf '%s\n' 5.17 "$(uname -r)" | sort -V -C; then
+	[ "$(name_len)" = 1048576 ] || die "1 MiB message: $(name_len)"
+else # no bpf_loop: 16 KB, said so
+	[ "$(name_len)" = $((16384 + 14)) ] || die "1 MiB message, no bpf_loop: $(name_len)"
+	expect_err "topstx strings are taken up to 16 KB, not 1024 KB"
+fi
 run "$TOPSPROF" --topstx-max-bytes-size 1MB "$BIN/topstx_ranges" 5000
 [ "$(name_len)" = 5000 ] || die "5000 bytes with a 1MB limit: $(name_len)"
 

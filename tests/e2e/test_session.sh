@@ -262,10 +262,12 @@ if id topsprof-e2e >/dev/null 2>&1; then
 fi
 
 # --- system-wide: two applications started after it ------------------------------------------------------
-"$TOPSPROF" --system-wide --runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" --duration 2 \
+"$TOPSPROF" --system-wide --runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" --duration 4 \
 	--print-api-summary >"$TMP/sw.out" 2>&1 &
 t=$!
-sleep 0.5
+# once its probes are in (it says so then: a kernel without uprobe_multi may still be releasing
+# the last run's, which holds up new ones for seconds)
+for _ in $(seq 1200); do grep -q "TOPSPROF is profiling every process" "$TMP/sw.out" && break; sleep 0.1; done
 "$BIN/simpleElemwiseAdd" >/dev/null
 "$BIN/dlopen_app" 0 >/dev/null
 wait $t || die "system-wide: $(cat "$TMP/sw.out")"

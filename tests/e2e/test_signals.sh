@@ -156,9 +156,15 @@ def fail(msg):
 
 
 def blocked_in_write(pid):
+    # wchan: the function a thread sleeps in; "0" where the kernel cannot tell (x86 before 5.16,
+    # without frame pointers): then its kernel stack says
     try:
         with open("/proc/%d/wchan" % pid) as f:
-            return f.read().endswith("pipe_write")
+            w = f.read()
+        if w.strip() not in ("", "0"):
+            return w.endswith("pipe_write")
+        with open("/proc/%d/stack" % pid) as f:
+            return "pipe_write+" in f.read()
     except OSError:
         return False
 
@@ -281,7 +287,16 @@ def blocked_in(pid, where):
         tids = os.listdir("/proc/%d/task" % pid)
     except OSError:
         return False
-    return any(proc(pid, "task/%s/wchan" % t).endswith(where) for t in tids)
+    return any(waits_in(pid, t, where) for t in tids)
+
+
+def waits_in(pid, tid, where):
+    # wchan: the function a thread sleeps in; "0" where the kernel cannot tell (x86 before 5.16,
+    # without frame pointers): then its kernel stack says
+    w = proc(pid, "task/%s/wchan" % tid)
+    if w.strip() not in ("", "0"):
+        return w.endswith(where)
+    return where + "+" in proc(pid, "task/%s/stack" % tid)
 
 
 def children(pid):

@@ -139,7 +139,8 @@ expect_err "not read again: writable memory"
 uffd_stall_read_again
 
 # --- before Linux 5.15 and 5.17: the entry probes' cookies through stubs, strings through a
-# bounded loop (and one uprobe each); a message of 1 MiB whole, as with bpf_loop ---------------
+# bounded loop (and one uprobe each), up to 16 KB (what 5.10's verifier takes): a message of
+# 16 KB whole, one of 1 MiB under a 1 MB limit cut at 16 KB, marked and warned about -----------
 old=(env TOPSPROF_NO_COOKIE=1 TOPSPROF_NO_BPF_LOOP=1)
 run "${old[@]}" "$TOPSPROF" --print-app-log --debug "$BIN/topstx_cold" "$TMP"
 expect_rc 0
@@ -147,11 +148,18 @@ expect_names "mark|cold writable message"
 expect_err "no attach cookies (Linux 5.15+): a stub program per function"
 expect_err "no bpf_loop (Linux 5.17+): strings read by a bounded loop"
 expect_err "libtopstx.so.1 probed (one uprobe each, entries through stubs)"
-run "${old[@]}" "$TOPSPROF" --topstx-max-bytes-size 1MB "$BIN/topstx_ranges" 1048576
+long_len() { grep ' long:' <<<"$out" | awk '{ print length($NF) }'; }
+run "${old[@]}" "$TOPSPROF" --topstx-max-bytes-size 16KB "$BIN/topstx_ranges" 16384
 expect_rc 0
 checks=$((checks + 1))
-len=$(grep ' long:' <<<"$out" | awk '{ print length($NF) }')
-[ "$len" = 1048576 ] || die "1 MiB message through the bounded loop: ${len:-none}"$'\n'"$out"
+[ "$(long_len)" = 16384 ] && [ -z "$err" ] ||
+	die "16 KB message through the bounded loop: $(long_len)"$'\n'"$out"$'\n'"$err"
+run "${old[@]}" "$TOPSPROF" --topstx-max-bytes-size 1MB "$BIN/topstx_ranges" 1048576
+expect_rc 0
+expect_err "this kernel has no bpf_loop (Linux 5.17+): topstx strings are taken up to 16 KB, not 1024 KB"
+checks=$((checks + 1))
+[ "$(long_len)" = $((16384 + 14)) ] && grep -q ' long:abc.*\.\.\.\[truncated\]$' <<<"$out" ||
+	die "1 MiB message through the bounded loop: $(long_len)"$'\n'"$out"
 
 # --- raw data and the profile file replay what was read again, and the loss ---------------------
 run env TOPSPROF_NO_SLEEPABLE=1 "$TOPSPROF" --print-app-log --export-rawdata "$TMP/cold.raw" \

@@ -11,21 +11,19 @@
 #include <cmocka.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "collect/bpfinsn.h"
 #include "collect/bpfstub.h"
 #include "collect/tracer.h"
 #include "target/elfinfo.h"
 
-#define INSN(c, d, s, o, i)                                                         \
-	{                                                                           \
-		.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) \
-	}
-#define LD_MAP(d, fd) \
-	INSN(BPF_LD | BPF_DW | BPF_IMM, d, BPF_PSEUDO_MAP_FD, 0, fd), INSN(0, 0, 0, 0, 0)
+#define LD_MAP(d, fd) LD_IMM64(d, BPF_PSEUDO_MAP_FD, fd)
 
 static bool can_bpf;
 
@@ -43,7 +41,7 @@ static int setup(void **state)
 	*state = m;
 	if (!can_bpf)
 		return 0;
-	m->value = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, NULL, 4, 8, 1, NULL);
+	m->value = bpf_map_create(BPF_MAP_TYPE_PERCPU_ARRAY, NULL, 4, 16, 1, NULL); /* stub_slot */
 	m->progs = bpf_map_create(BPF_MAP_TYPE_PROG_ARRAY, NULL, 4, 4, 2, NULL);
 	m->counter = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, 4, 8, 1, NULL);
 	return m->value < 0 || m->progs < 0 || m->counter < 0 ? -1 : 0;
@@ -63,9 +61,9 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* a program of type that reads the value the stub left: returns its low half (returns), or adds
- * it to counter[0] (else) */
-static int load_target(enum bpf_prog_type type, const struct maps *m, bool returns)
+/* a program of type that reads the value the stub left: returns its half (returns: the low
+ * one, or the high one when high), or adds it to counter[0] (else) */
+static int load_target(enum bpf_prog_type type, const struct maps *m, bool returns, bool high)
 {
 	const struct bpf_insn insns[] = {
 		INSN(BPF_ST | BPF_MEM | BPF_W, BPF_REG_10, 0, -4, 0),
@@ -79,6 +77,7 @@ static int load_target(enum bpf_prog_type type, const struct maps *m, bool retur
 		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 		INSN(BPF_LDX | BPF_MEM | BPF_DW, BPF_REG_6, BPF_REG_0, 0, 0), /* r6 = value */
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_0, BPF_REG_6, 0, 0),
+		INSN(BPF_ALU64 | BPF_RSH | BPF_K, BPF_REG_0, 0, 0, high ? 32 : 0),
 		INSN(returns ? BPF_JMP | BPF_EXIT : BPF_ALU64 | BPF_MOV | BPF_K, 0, 0, 0, 0),
 		LD_MAP(BPF_REG_1, m->counter),
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_2, BPF_REG_10, 0, 0),
@@ -91,7 +90,7 @@ static int load_target(enum bpf_prog_type type, const struct maps *m, bool retur
 	};
 	/* returns: up to the exit after r0 = value (the verifier refuses code never reached) */
 	int fd = bpf_prog_load(type, NULL, "Dual BSD/GPL", insns,
-			       returns ? 13 : sizeof(insns) / sizeof(insns[0]), NULL);
+			       returns ? 14 : sizeof(insns) / sizeof(insns[0]), NULL);
 
 	assert_true(fd >= 0);
 	return fd;
@@ -111,6 +110,23 @@ static uint32_t run(int prog)
 	return o.retval;
 }
 
+/* whether a CPU's slot holds value, written by this thread */
+static bool slot_of_thread(const struct maps *m, uint64_t value)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t self = (uint64_t)getpid() << 32 | (uint64_t)gettid();
+	uint64_t(*v)[2] = calloc((size_t)ncpu, sizeof(*v));
+	uint32_t zero = 0;
+	bool found = false;
+
+	assert_non_null(v);
+	assert_int_equal(bpf_map_lookup_elem(m->value, &zero, v), 0);
+	for (int c = 0; c < ncpu; c++)
+		found |= v[c][0] == value && v[c][1] == self;
+	free(v);
+	return found;
+}
+
 static void test_stub_hands_value(void **state)
 {
 	struct maps *m = *state;
@@ -118,17 +134,24 @@ static void test_stub_hands_value(void **state)
 
 	if (!can_bpf)
 		skip();
-	target = load_target(BPF_PROG_TYPE_SOCKET_FILTER, m, true);
+	target = load_target(BPF_PROG_TYPE_SOCKET_FILTER, m, true, false);
 	put_slot(m, 0, target);
 	stub = bpf_stub_load(BPF_PROG_TYPE_SOCKET_FILTER, m->value, m->progs, 0,
 			     0x1234567890abcdefull);
 	assert_true(stub >= 0);
 	assert_int_equal(run(stub), 0x90abcdefu);
+	/* both halves, and the thread that ran it beside */
+	assert_true(slot_of_thread(m, 0x1234567890abcdefull));
+	close(target);
+	target = load_target(BPF_PROG_TYPE_SOCKET_FILTER, m, true, true);
+	put_slot(m, 0, target);
+	assert_int_equal(run(stub), 0x12345678u);
 	/* another stub, another value, one target */
 	close(stub);
-	stub = bpf_stub_load(BPF_PROG_TYPE_SOCKET_FILTER, m->value, m->progs, 0, 42);
+	stub = bpf_stub_load(BPF_PROG_TYPE_SOCKET_FILTER, m->value, m->progs, 0,
+			     0xfedcba9800000000ull);
 	assert_true(stub >= 0);
-	assert_int_equal(run(stub), 42);
+	assert_int_equal(run(stub), 0xfedcba98u);
 	/* slot 1 holds nothing: the stub returns 0 */
 	empty = bpf_stub_load(BPF_PROG_TYPE_SOCKET_FILTER, m->value, m->progs, 1, 7);
 	assert_true(empty >= 0);
@@ -171,7 +194,7 @@ static void test_uprobes_through_stubs(void **state)
 	exe[len] = '\0';
 	assert_int_equal(elf_func_offsets(exe, names, 1, &off), 1);
 	off = probe_offset(exe, off);
-	target = load_target(BPF_PROG_TYPE_KPROBE, m, false);
+	target = load_target(BPF_PROG_TYPE_KPROBE, m, false, false);
 	put_slot(m, 1, target);
 	for (int r = 0; r < 2; r++) {
 		stub[r] = bpf_stub_load(BPF_PROG_TYPE_KPROBE, m->value, m->progs, 1, r ? 100 : 7);
@@ -193,22 +216,25 @@ static void test_uprobes_through_stubs(void **state)
 	assert_true(perf_probe_attach(0, true, false, "/nonexistent/file", 0, -1) < 0);
 }
 
-static void test_tracepoint_args(void **state)
+static void test_kernel_btf(void **state)
 {
-	int n = kernel_tp_nargs("sched_switch");
+	struct btf *v = btf__load_vmlinux_btf();
+	int n;
 
 	(void)state;
-	if (n == -ENOENT && access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!v)
 		skip(); /* a kernel without BTF */
 	/* preempt, prev, next (and prev_state from Linux 5.18 on) */
+	n = btf_tp_nargs(v, "sched_switch");
 	assert_true(n == 3 || n == 4);
-	assert_int_equal(kernel_tp_nargs("sys_enter"), 2);
-	assert_int_equal(kernel_tp_nargs("no_such_tracepoint"), -ENOENT);
+	assert_int_equal(btf_tp_nargs(v, "sys_enter"), 2);
+	assert_int_equal(btf_tp_nargs(v, "no_such_tracepoint"), -ENOENT);
 	/* members, and members of nameless members (vm_start is in one from Linux 6.x on) */
-	assert_int_equal(kernel_has_member("task_struct", "pid"), 1);
-	assert_int_equal(kernel_has_member("vm_area_struct", "vm_start"), 1);
-	assert_int_equal(kernel_has_member("task_struct", "no_such_member"), 0);
-	assert_int_equal(kernel_has_member("no_such_struct", "pid"), -ENOENT);
+	assert_int_equal(btf_struct_has(v, "task_struct", "pid"), 1);
+	assert_int_equal(btf_struct_has(v, "vm_area_struct", "vm_start"), 1);
+	assert_int_equal(btf_struct_has(v, "task_struct", "no_such_member"), 0);
+	assert_int_equal(btf_struct_has(v, "no_such_struct", "pid"), -ENOENT);
+	btf__free(v);
 }
 
 static void test_helper_said_no(void **state)
@@ -221,10 +247,11 @@ static void test_helper_said_no(void **state)
 	unsetenv("TOPSPROF_TEST_NO");
 	assert_true(bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_map_lookup_elem,
 				    "TOPSPROF_TEST_NO"));
-	setenv("TOPSPROF_TEST_NO", "0", 1);
-	assert_true(bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_map_lookup_elem,
-				    "TOPSPROF_TEST_NO"));
+	/* set says no, whatever its value, as the other TOPSPROF_NO_* switches */
 	setenv("TOPSPROF_TEST_NO", "1", 1);
+	assert_false(bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_map_lookup_elem,
+				     "TOPSPROF_TEST_NO"));
+	setenv("TOPSPROF_TEST_NO", "", 1);
 	assert_false(bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_map_lookup_elem,
 				     "TOPSPROF_TEST_NO"));
 	unsetenv("TOPSPROF_TEST_NO");
@@ -235,7 +262,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_stub_hands_value, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_uprobes_through_stubs, setup, teardown),
-		cmocka_unit_test(test_tracepoint_args),
+		cmocka_unit_test(test_kernel_btf),
 		cmocka_unit_test(test_helper_said_no),
 	};
 

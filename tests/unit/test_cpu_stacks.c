@@ -570,9 +570,12 @@ static void test_stitch_kernel(void **state)
 		    deep[3] == 0x81001234 && deep[4] == 0x81002345 && deep[5] == 0);
 	/* no room for all: the outermost frames go */
 	uint64_t small[3] = { 0xc0001100, T, 0 };
+	uint64_t longer[CPU_STACK_DEPTH] = { 0xc0001000, 0x81001234, 0x81002345,
+					     0x81003456, 0x81004567, 0 };
+	const uint64_t *longmore[2] = { longer, NULL };
 
-	assert_int_equal(stack_stitch_kernel(small, 3, T, more, 2), 3);
-	assert_true(small[1] == 0x81001234 && small[2] == 0x81002345);
+	assert_int_equal(stack_stitch_kernel(small, 3, T, longmore, 2), 3);
+	assert_true(small[0] == 0xc0001100 && small[1] == 0x81001234 && small[2] == 0x81002345);
 	/* no trampoline in it: untouched */
 	uint64_t whole[4] = { 0xc0001100, 0x81001234, 0 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/bpfstub.h"
+#include "collect/bpfinsn.h"
 
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
@@ -12,15 +13,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define INSN(c, d, s, o, i)                                                         \
-	{                                                                           \
-		.code = (c), .dst_reg = (d), .src_reg = (s), .off = (o), .imm = (i) \
-	}
-/* the two halves of a 64-bit immediate load; src BPF_PSEUDO_MAP_FD: imm is a map's descriptor */
-#define LD_IMM64(d, s, v)                                                 \
-	INSN(BPF_LD | BPF_DW | BPF_IMM, d, s, 0, (int32_t)(uint32_t)(v)), \
-		INSN(0, 0, 0, 0, (int32_t)(uint32_t)((uint64_t)(v) >> 32))
-
 int bpf_stub_load(enum bpf_prog_type type, int value_fd, int progs_fd, uint32_t slot,
 		  uint64_t value)
 {
@@ -31,9 +23,12 @@ int bpf_stub_load(enum bpf_prog_type type, int value_fd, int progs_fd, uint32_t 
 		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_2, 0, 0, -4),
 		LD_IMM64(BPF_REG_1, BPF_PSEUDO_MAP_FD, value_fd),
 		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_map_lookup_elem),
-		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 8, 0), /* to the exit */
+		INSN(BPF_JMP | BPF_JEQ | BPF_K, BPF_REG_0, 0, 11, 0),	       /* to the exit */
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_7, BPF_REG_0, 0, 0), /* r7 = the slot */
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_get_current_pid_tgid),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_7, BPF_REG_0, 8, 0), /* its thread */
 		LD_IMM64(BPF_REG_1, 0, value),
-		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_0, BPF_REG_1, 0, 0),
+		INSN(BPF_STX | BPF_MEM | BPF_DW, BPF_REG_7, BPF_REG_1, 0, 0), /* its value */
 		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_6, 0, 0),
 		LD_IMM64(BPF_REG_2, BPF_PSEUDO_MAP_FD, progs_fd),
 		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, (int32_t)slot),
@@ -80,8 +75,8 @@ int perf_probe_attach(int prog_fd, bool uprobe, bool retprobe, const char *targe
 	}
 	a.type = (uint32_t)type;
 	a.config = retprobe ? 1ull << bit : 0;
-	a.config1 = (uint64_t)(uintptr_t)target; /* uprobe_path, kprobe_func */
-	a.config2 = off;			 /* probe_offset */
+	a.config1 = (uint64_t)(uintptr_t)target; /* uprobe_path, kprobe_func (0: by address) */
+	a.config2 = off;			 /* probe_offset, kprobe_addr */
 	/* the program runs wherever the probe fires: the event's CPU is of no matter */
 	fd = (int)syscall(__NR_perf_event_open, &a, pid, pid < 0 ? 0 : -1, -1,
 			  PERF_FLAG_FD_CLOEXEC);
@@ -97,32 +92,23 @@ int perf_probe_attach(int prog_fd, bool uprobe, bool retprobe, const char *targe
 
 bool bpf_have_helper(enum bpf_prog_type type, enum bpf_func_id helper, const char *env)
 {
-	const char *v = env ? getenv(env) : NULL;
-
-	if (v && *v && strcmp(v, "0"))
+	if (env && getenv(env)) /* as the other TOPSPROF_NO_* switches: set, whatever its value */
 		return false;
 	return libbpf_probe_bpf_helper(type, helper, NULL) > 0;
 }
 
-int kernel_tp_nargs(const char *tp)
+int btf_tp_nargs(const struct btf *v, const char *tp)
 {
-	struct btf *v = btf__load_vmlinux_btf();
 	const struct btf_type *t;
 	char name[128];
-	int id, n = -ENOENT;
+	int id;
 
-	if (!v)
-		return -errno;
 	snprintf(name, sizeof(name), "btf_trace_%s", tp);
 	id = btf__find_by_name_kind(v, name, BTF_KIND_TYPEDEF);
-	/* typedef void (*btf_trace_<tp>)(void *, args...) */
 	t = id > 0 ? btf__type_by_id(v, (__u32)id) : NULL;
 	t = t ? btf__type_by_id(v, t->type) : NULL;
 	t = t && btf_is_ptr(t) ? btf__type_by_id(v, t->type) : NULL;
-	if (t && btf_is_func_proto(t) && btf_vlen(t) > 0)
-		n = btf_vlen(t) - 1;
-	btf__free(v);
-	return n;
+	return t && btf_is_func_proto(t) && btf_vlen(t) > 0 ? btf_vlen(t) - 1 : -ENOENT;
 }
 
 /* member of the struct or union t, or of one of its nameless members (as C reads them) */
@@ -148,15 +134,9 @@ static bool has_member(const struct btf *v, const struct btf_type *t, const char
 	return false;
 }
 
-int kernel_has_member(const char *type, const char *member)
+int btf_struct_has(const struct btf *v, const char *type, const char *member)
 {
-	struct btf *v = btf__load_vmlinux_btf();
-	int id, found;
+	int id = btf__find_by_name_kind(v, type, BTF_KIND_STRUCT);
 
-	if (!v)
-		return -errno;
-	id = btf__find_by_name_kind(v, type, BTF_KIND_STRUCT);
-	found = id > 0 ? has_member(v, btf__type_by_id(v, (__u32)id), member, 0) : -ENOENT;
-	btf__free(v);
-	return found;
+	return id > 0 ? has_member(v, btf__type_by_id(v, (__u32)id), member, 0) : -ENOENT;
 }

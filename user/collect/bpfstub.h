@@ -11,24 +11,28 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-/* A program of type that puts value in the per-CPU array value_fd (key 0) and tail-calls slot
- * of the program array progs_fd: its descriptor, or -errno. */
+/* A program of type that puts value and the current thread (its pid_tgid) in the per-CPU array
+ * value_fd (key 0; bpf/stub.h: struct stub_slot) and tail-calls slot of the program array
+ * progs_fd: its descriptor, or -errno. */
 int bpf_stub_load(enum bpf_prog_type type, int value_fd, int progs_fd, uint32_t slot,
 		  uint64_t value);
 
-/* A uprobe (path and file offset) or kprobe (function name, offset 0) perf event with prog_fd
- * attached and enabled, for the processes of pid (-1: every one): the event's descriptor, whose
- * close detaches the program, or -errno. */
+/* A uprobe (target a path, off a file offset) or kprobe (target NULL, off the function's
+ * address) perf event with prog_fd attached and enabled, for the processes of pid (-1: every
+ * one): the event's descriptor, whose close detaches the program, or -errno. */
 int perf_probe_attach(int prog_fd, bool uprobe, bool retprobe, const char *target, uint64_t off,
 		      pid_t pid);
 
-/* Kernel features a fallback is taken for; env, when set in the environment, says no (so that
- * the fallback is tested on kernels that have the feature). */
+/* Whether the kernel has helper for type; env, when set in the environment (whatever its value),
+ * says no, so that the fallback is tested on kernels that have it. */
 bool bpf_have_helper(enum bpf_prog_type type, enum bpf_func_id helper, const char *env);
 
-/* the arguments of the kernel's raw tracepoint tp (by its BTF: btf_trace_<tp>), or -errno */
-int kernel_tp_nargs(const char *tp);
-/* whether the kernel's struct type has a member named member (by its BTF): 1, 0, or -errno */
-int kernel_has_member(const char *type, const char *member);
+/* The kernel's BTF (vmlinux: btf__load_vmlinux_btf) asked: the arguments of the raw tracepoint
+ * tp (btf_trace_<tp>: typedef void (*)(void *, args...)), or -ENOENT; whether the struct type has
+ * a member named member, there or in one of its nameless members (as C reads them): 1, 0, or
+ * -ENOENT without such a struct. */
+struct btf;
+int btf_tp_nargs(const struct btf *vmlinux, const char *tp);
+int btf_struct_has(const struct btf *vmlinux, const char *type, const char *member);
 
 #endif

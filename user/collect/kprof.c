@@ -17,6 +17,7 @@
 #include "collect/syscalls.h"
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <glob.h>
@@ -25,6 +26,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #define MAX_TARGETS  256		   /* KMD functions probed at most */
@@ -340,13 +342,12 @@ static size_t attach_multi(struct kprof *k, const struct kmd_bpf *s, const unsig
 	return n;
 }
 
-/* kprobe and kretprobe on the function name at addr for a kernel without bpf_get_func_ip: stubs
- * that hand addr to s's programs; both or neither. The kretprobe first: the kernel runs the
- * handlers of one address newest first, and the kretprobe's puts its trampoline in place of the
- * caller's address, which the kernel's unwinder gives back only from Linux 5.14 on. The entry's
- * stack, taken before, has the caller. */
-static bool attach_stubs(struct kprof *k, const struct kmd_bpf *s, const char *name,
-			 unsigned long addr)
+/* kprobe and kretprobe on the function at addr for a kernel without bpf_get_func_ip: stubs that
+ * hand addr to s's programs; both or neither. The kretprobe first: the kernel runs the handlers
+ * of one address newest first, and the kretprobe's puts its trampoline in place of the caller's
+ * address, which the kernel's unwinder gives back only from Linux 5.14 on. The entry's stack,
+ * taken before, has the caller. */
+static bool attach_stubs(struct kprof *k, const struct kmd_bpf *s, unsigned long addr)
 {
 	int *n = realloc(k->fds, (k->nfds + 2) * sizeof(*n)), fd[2] = { -1, -1 };
 
@@ -357,13 +358,14 @@ static bool attach_stubs(struct kprof *k, const struct kmd_bpf *s, const char *n
 		int stub = bpf_stub_load(BPF_PROG_TYPE_KPROBE, bpf_map__fd(s->maps.stub_value),
 					 bpf_map__fd(s->maps.stub_progs), (uint32_t)r, addr);
 
-		fd[r] = stub < 0 ? stub : perf_probe_attach(stub, false, r, name, 0, -1);
+		/* by its address: a name may be another module's too, or the core kernel's */
+		fd[r] = stub < 0 ? stub : perf_probe_attach(stub, false, r, NULL, addr, -1);
 		if (stub >= 0)
 			close(stub); /* the event holds it */
 		if (fd[r] < 0) {
-			errno = -fd[r];
 			if (!r)
 				close(fd[1]);
+			errno = -fd[r];
 			return false;
 		}
 	}
@@ -554,7 +556,7 @@ static void probe_functions(struct kprof *k, const struct kprof_opts *o)
 			kprobed = attach_multi(k, s, rest_addrs, nrest);
 		one_each = !kprobed;
 		for (size_t i = 0; !err && have_kprobes && one_each && i < nrest; i++) {
-			bool ok = !k->func_ip ? attach_stubs(k, s, rest[i], rest_addrs[i])
+			bool ok = !k->func_ip ? attach_stubs(k, s, rest_addrs[i])
 					      : attach_pair(k,
 							    bpf_program__attach_kprobe(
 								    s->progs.kc_kmd_kprobe, false,
@@ -599,9 +601,27 @@ void kprof_probes(const struct kprof *k, struct kprof_probes *out)
 	*out = k->probes;
 }
 
+/* whether the kernel's unwinder leaves a kretprobe's trampoline where a caller's address was
+ * (it gives them back from Linux 5.14 on x86, from 5.16 on arm64) */
+static bool unwinder_stops_at_kretprobes(void)
+{
+	struct utsname u;
+	int major = 0, minor = 0;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return true;
+#if defined(__aarch64__)
+	return major < 5 || (major == 5 && minor < 16);
+#else
+	return major < 5 || (major == 5 && minor < 14);
+#endif
+}
+
 int kprof_open(struct kprof **out, const struct kprof_opts *o)
 {
 	struct kprof *k = calloc(1, sizeof(*k));
+	struct btf *vmlinux;
+	bool vma_tree;
 	int err;
 
 	*out = NULL;
@@ -632,14 +652,21 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 				  false);
 	k->func_ip =
 		bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_func_ip, "TOPSPROF_NO_FUNC_IP");
-	/* kernels without it (before 5.15) take kprobes; those before 5.14 leave kretprobe
-	 * trampolines in the stacks (kc_common.h) */
-	k->skel->rodata->kc_stitch = !k->func_ip;
+	/* kernels without it (before 5.15) take kprobes; the unwinder stops at a kretprobe's
+	 * trampoline before 5.14 on x86, 5.16 on arm64 (kc_common.h) */
+	k->skel->rodata->kc_stitch = !k->func_ip || unwinder_stops_at_kretprobes();
+	if (!k->skel->rodata->kc_stitch) /* the map is not used: the least the kernel makes */
+		bpf_map__set_max_entries(k->skel->maps.kc_nests, 1);
 	for (size_t i = 0; k->ks_loaded && i < k->ks.n && !k->kretprobe_tramp; i++)
 		if (!k->ks.v[i].module && (!strcmp(k->ks.v[i].name, "kretprobe_trampoline") ||
 					   !strcmp(k->ks.v[i].name, "__kretprobe_trampoline")))
 			k->kretprobe_tramp = k->ks.v[i].addr;
-	k->skel->rodata->switch_state_arg = kernel_tp_nargs("sched_switch") >= 4;
+	/* sched_switch's arguments (Linux 5.18 added prev_state) and whether the mappings are in a
+	 * red-black tree (before 6.1), from the kernel's BTF, read once */
+	vmlinux = btf__load_vmlinux_btf();
+	k->skel->rodata->switch_state_arg = vmlinux && btf_tp_nargs(vmlinux, "sched_switch") >= 4;
+	vma_tree = vmlinux && btf_struct_has(vmlinux, "mm_struct", "mm_rb") > 0;
+	btf__free(vmlinux);
 	/* task storage (Linux 5.11) only when asked for: else the map is not made */
 	bpf_map__set_autocreate(k->skel->maps.kc_follow_task, o->follow_by_task);
 	snprintf((char *)k->skel->rodata->kmd_module, KC_MODULE_LEN, "%s", o->kmd_module);
@@ -698,7 +725,7 @@ int kprof_open(struct kprof **out, const struct kprof_opts *o)
 	if (k->find_vma)
 		pr_debug(
 			"kernel callstacks: futex waits on the driver's memory told by bpf_find_vma");
-	else if (kernel_has_member("mm_struct", "mm_rb") > 0)
+	else if (vma_tree)
 		pr_debug("kernel callstacks: no bpf_find_vma in this kernel (Linux 5.17+): futex "
 			 "waits on the driver's memory told by a walk of the process's mappings "
 			 "(mm_rb)");

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/tracer.h"
 #include "api.skel.h"
+#include "collect/bpfinsn.h"
 #include "collect/bpfmaps.h"
 #include "collect/bpfstub.h"
 #include "target/elfinfo.h"
+#include "lib/grow.h"
 #include "lib/log.h"
 #include "collect/umulti.h"
 #include "collect/collector.h"
@@ -38,15 +40,13 @@ struct tracer {
 static bool sleepable_uprobes(bool multi)
 {
 	const struct bpf_insn insns[] = {
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_X,
-		  .dst_reg = BPF_REG_1,
-		  .src_reg = BPF_REG_10 },
-		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_1, .imm = -8 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = 8 },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 0 },
-		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_copy_from_user },
-		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-		{ .code = BPF_JMP | BPF_EXIT },
+		INSN(BPF_ALU64 | BPF_MOV | BPF_X, BPF_REG_1, BPF_REG_10, 0, 0),
+		INSN(BPF_ALU64 | BPF_ADD | BPF_K, BPF_REG_1, 0, 0, -8),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_2, 0, 0, 8),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_3, 0, 0, 0),
+		INSN(BPF_JMP | BPF_CALL, 0, 0, 0, BPF_FUNC_copy_from_user),
+		INSN(BPF_ALU64 | BPF_MOV | BPF_K, BPF_REG_0, 0, 0, 0),
+		INSN(BPF_JMP | BPF_EXIT, 0, 0, 0, 0),
 	};
 	LIBBPF_OPTS(bpf_prog_load_opts, opts, .prog_flags = BPF_F_SLEEPABLE,
 		    .expected_attach_type = multi ? (enum bpf_attach_type)UMULTI_ATTACH_TYPE : 0);
@@ -62,12 +62,26 @@ static bool sleepable_uprobes(bool multi)
 	return true;
 }
 
+/* Without bpf_loop the verifier walks every piece of the bounded loop, each of the call sites
+ * apart: Debian 11's 5.10 gives up (a million instructions) at some lengths from 32 KB on, and
+ * not at others. Strings there are taken up to this many bytes, a length it takes. */
+#define BOUNDED_STR_MAX (16 * 1024)
+
 /* open, configure and load the object; api_entry sleepable or not */
 static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
 {
+	uint32_t max_str = o->max_str_bytes;
 	bool loop = t->loop;
 	struct bpf_program *entry;
 	int err;
+
+	if (!loop && max_str > BOUNDED_STR_MAX) {
+		pr_warn("this kernel has no bpf_loop (Linux 5.17+): topstx strings are taken up to "
+			"%d KB, not %u KB (--topstx-max-bytes-size); longer ones are cut there and "
+			"marked",
+			BOUNDED_STR_MAX / 1024, (unsigned)(max_str / 1024));
+		max_str = BOUNDED_STR_MAX;
+	}
 
 	t->skel = api_bpf__open();
 	if (!t->skel) {
@@ -77,8 +91,8 @@ static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
 	}
 	t->skel->rodata->filter_pids = !o->system_wide;
 	t->skel->rodata->stats_mode = o->stats_mode;
-	t->skel->rodata->max_str_bytes = o->max_str_bytes;
-	t->skel->rodata->str_pieces = 1 + o->max_str_bytes / (API_STR_CHUNK - 2);
+	t->skel->rodata->max_str_bytes = max_str;
+	t->skel->rodata->str_pieces = API_STR_PIECES(max_str);
 	t->skel->rodata->sleepable = sleepable;
 	t->skel->rodata->have_cookie = t->cookies;
 	t->skel->data->collecting = o->collecting;
@@ -146,8 +160,9 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 	if (!t->loop)
 		pr_debug("no bpf_loop (Linux 5.17+): strings read by a bounded loop");
 	/* sleepable uprobes came later (6.0); a bounded loop over pages that may fault in is too
-	 * much for the verifier */
-	err = load(t, o, t->loop && sleepable_uprobes(t->multi));
+	 * much for the verifier, and a stub (no sleepable program has a program array) may not
+	 * tail-call a sleepable program */
+	err = load(t, o, t->cookies && t->loop && sleepable_uprobes(t->multi));
 	if (err)
 		goto fail;
 	pr_debug("strings in pages the application has not touched yet: %s",
@@ -195,16 +210,9 @@ uint64_t probe_offset(const char *path, uint64_t off)
 
 static int add_link(struct tracer *t, struct bpf_link *l)
 {
-	if (t->nlinks == t->cap) {
-		size_t ncap = t->cap ? t->cap * 2 : 128;
-		struct bpf_link **n = realloc(t->links, ncap * sizeof(*n));
-
-		if (!n) {
-			bpf_link__destroy(l);
-			return -ENOMEM;
-		}
-		t->links = n;
-		t->cap = ncap;
+	if (!grow_array((void **)&t->links, &t->cap, t->nlinks, sizeof(*t->links))) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
 	}
 	t->links[t->nlinks++] = l;
 	return 0;
@@ -212,16 +220,9 @@ static int add_link(struct tracer *t, struct bpf_link *l)
 
 static int add_fd(struct tracer *t, int fd)
 {
-	if (t->nlink_fds == t->fds_cap) {
-		size_t ncap = t->fds_cap ? t->fds_cap * 2 : 16;
-		int *n = realloc(t->link_fds, ncap * sizeof(*n));
-
-		if (!n) {
-			close(fd);
-			return -ENOMEM;
-		}
-		t->link_fds = n;
-		t->fds_cap = ncap;
+	if (!grow_array((void **)&t->link_fds, &t->fds_cap, t->nlink_fds, sizeof(*t->link_fds))) {
+		close(fd);
+		return -ENOMEM;
 	}
 	t->link_fds[t->nlink_fds++] = fd;
 	return 0;
