@@ -111,8 +111,18 @@ if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	exit 124
 fi
 if [ -z "$end" ]; then
-	echo "vm: the $abi VM ended (qemu exit $qrc, ${secs} s) without the job's end marker; the console's end ($work/console.log):" >&2
-	tail -n 30 "$work/console.log" | tr -d '\r' | sed 's/^/    | /' >&2
+	# a kernel that died: its report from the start (the first oops), kept apart from the
+	# next run's console
+	kept=$work/console.$(date +%Y%m%d-%H%M%S).log
+	cp "$work/console.log" "$kept"
+	if grep -qE 'BUG:|Oops|general protection|invalid opcode|Kernel panic' "$kept"; then
+		echo "vm: the $abi kernel died (qemu exit $qrc, ${secs} s), its report ($kept):" >&2
+		tr -d '\r' <"$kept" | grep -m 1 -B 2 -A 45 -E 'BUG:|Oops|general protection|invalid opcode|Kernel panic' |
+			sed 's/^/    | /' >&2
+	else
+		echo "vm: the $abi VM ended (qemu exit $qrc, ${secs} s) without the job's end marker; the console's end ($kept):" >&2
+		tail -n 30 "$kept" | tr -d '\r' | sed 's/^/    | /' >&2
+	fi
 	exit 125
 fi
 rc=$(sed 's/^==== VM END rc=\([0-9]*\) .*/\1/' <<<"$end")

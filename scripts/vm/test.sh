@@ -32,25 +32,26 @@ done
 results=() failed=0 retried=()
 for k in "$@"; do
 	echo "==== vm-test: kernel $k: ${tests}"
-	log=$(mktemp)
+	log=$(mktemp) all=$(mktemp)
 	start=$EPOCHREALTIME
 	for attempt in 1 2; do
 		"$here/run.sh" --kernel "$k" -- env TOPSPROF=/topsprof/build/topsprof \
 			OUTPUT=/topsprof/build TOPSPROF_E2E_MODULES=1 \
 			bash /topsprof/tests/e2e/run.sh "${list[@]}" 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
-		# a VM that hung or never started (QEMU's, not a test's failure) gets one more try,
-		# said in the summary
+		cat "$log" >>"$all"
+		# a VM that hung, died or never started (QEMU's or the kernel's, not a test's failure)
+		# gets one more try, said in the summary; the first one's report is in the log kept
 		[ "$rc" -eq 124 ] || [ "$rc" -eq 125 ] || break
-		[ $attempt = 1 ] && echo "vm-test: kernel $k: the VM hung or did not start (exit $rc): once more" &&
+		[ $attempt = 1 ] && echo "vm-test: kernel $k: the VM hung, died or did not start (exit $rc): once more" &&
 			retried+=("$k (exit $rc)")
 	done
 	secs=$(awk -v a="$start" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.0f", b - a }')
 	summary=$(grep -E '^e2e: [0-9]+ passed' "$log" | tail -n 1)
 	if [ -n "${LOG_DIR:-}" ]; then
-		mkdir -p "$LOG_DIR" && cp "$log" "$LOG_DIR/vm-$k.log"
+		mkdir -p "$LOG_DIR" && cp "$all" "$LOG_DIR/vm-$k.log"
 	fi
-	rm -f "$log"
+	rm -f "$log" "$all"
 	if [ "$rc" -eq 0 ]; then
 		results+=("  ok    $k (${secs}s): ${summary#e2e: }")
 	else
@@ -60,5 +61,5 @@ for k in "$@"; do
 done
 echo "==== vm-test summary"
 printf '%s\n' "${results[@]}"
-[ ${#retried[@]} -eq 0 ] || echo "  (run again after the VM hung or did not start: ${retried[*]})"
+[ ${#retried[@]} -eq 0 ] || echo "  (run again after the VM hung, died or did not start: ${retried[*]})"
 [ $failed -eq 0 ]
