@@ -42,34 +42,44 @@ int bpf_stub_load(enum bpf_prog_type type, int value_fd, int progs_fd, uint32_t 
 	return fd < 0 ? -errno : fd;
 }
 
-/* a number from a sysfs file of the PMU (its type; "config:N" of a format bit): -errno if none */
-static int pmu_number(const char *pmu, const char *file, const char *prefix)
+/* A number from a sysfs file of the uprobe or kprobe PMU: its type (retbit false) or the
+ * "config:N" of its retprobe bit; -errno if none. Read once a process (a probe each on kernels
+ * without multi links: a hundred or more at a start), from the collectors' threads alike: the
+ * value is the same whoever reads it first. */
+static int pmu_number(bool uprobe, bool retbit)
 {
+	static int known[2][2]; /* 1 + the number; 0: not read yet */
+	const char *prefix = retbit ? "config:" : "";
 	char path[128], buf[64];
+	int v = __atomic_load_n(&known[uprobe][retbit], __ATOMIC_RELAXED);
 	FILE *f;
-	int v = -ENOENT;
 
-	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/%s", pmu, file);
+	if (v)
+		return v - 1;
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/%s",
+		 uprobe ? "uprobe" : "kprobe", retbit ? "format/retprobe" : "type");
 	f = fopen(path, "re");
 	if (!f)
 		return -errno;
+	v = -ENOENT;
 	if (fgets(buf, sizeof(buf), f) && !strncmp(buf, prefix, strlen(prefix)))
 		v = atoi(buf + strlen(prefix));
 	fclose(f);
+	if (v >= 0)
+		__atomic_store_n(&known[uprobe][retbit], v + 1, __ATOMIC_RELAXED);
 	return v;
 }
 
 int perf_probe_attach(int prog_fd, bool uprobe, bool retprobe, const char *target, uint64_t off,
 		      pid_t pid)
 {
-	const char *pmu = uprobe ? "uprobe" : "kprobe";
 	struct perf_event_attr a = { .size = sizeof(a) };
-	int type = pmu_number(pmu, "type", ""), bit = 0, fd, err;
+	int type = pmu_number(uprobe, false), bit = 0, fd, err;
 
 	if (type < 0)
 		return type;
 	if (retprobe) {
-		bit = pmu_number(pmu, "format/retprobe", "config:");
+		bit = pmu_number(uprobe, true);
 		if (bit < 0 || bit > 63)
 			return bit < 0 ? bit : -EINVAL;
 	}

@@ -300,6 +300,17 @@ static bool attach_pair(struct kprof *k, struct bpf_link *in, struct bpf_link *o
 	return keep_link(k, out);
 }
 
+/* room in k->fds for n more descriptors */
+static bool fds_room(struct kprof *k, size_t n)
+{
+	int *fds = realloc(k->fds, (k->nfds + n) * sizeof(*fds));
+
+	if (!fds)
+		return false;
+	k->fds = fds;
+	return true;
+}
+
 /* a kprobe_multi link of prog on every function at addrs (returns: kretprobes), made with the
  * bare system call so that a kernel without them is no libbpf failure: its descriptor or -errno */
 static int multi_link(const struct bpf_program *prog, const unsigned long *addrs, size_t n,
@@ -319,12 +330,10 @@ static int multi_link(const struct bpf_program *prog, const unsigned long *addrs
 static size_t attach_multi(struct kprof *k, const struct kmd_bpf *s, const unsigned long *addrs,
 			   size_t n)
 {
-	int *fds = realloc(k->fds, (k->nfds + 2) * sizeof(*fds));
 	int in, out = -ENOMEM;
 
-	if (!fds)
+	if (!fds_room(k, 2))
 		return 0;
-	k->fds = fds;
 	in = multi_link(s->progs.kc_kmd_kmulti, addrs, n, false);
 	if (in >= 0)
 		out = multi_link(s->progs.kc_kmd_kretmulti, addrs, n, true);
@@ -349,11 +358,10 @@ static size_t attach_multi(struct kprof *k, const struct kmd_bpf *s, const unsig
  * taken before, has the caller. */
 static bool attach_stubs(struct kprof *k, const struct kmd_bpf *s, unsigned long addr)
 {
-	int *n = realloc(k->fds, (k->nfds + 2) * sizeof(*n)), fd[2] = { -1, -1 };
+	int fd[2] = { -1, -1 };
 
-	if (!n)
+	if (!fds_room(k, 2))
 		return false;
-	k->fds = n;
 	for (int r = 1; r >= 0; r--) {
 		int stub = bpf_stub_load(BPF_PROG_TYPE_KPROBE, bpf_map__fd(s->maps.stub_value),
 					 bpf_map__fd(s->maps.stub_progs), (uint32_t)r, addr);
@@ -379,12 +387,10 @@ static bool attach_copies(struct kprof *k, const struct kmd_bpf *t, const struct
 			  int btf_id, const char *name)
 {
 	size_t m_in = 0, m_out = 0;
-	int *n = realloc(k->fds, (k->nfds + 2) * sizeof(*n));
 	int in, out = -ENOMEM;
 
-	if (!n)
+	if (!fds_room(k, 2))
 		return false;
-	k->fds = n;
 	in = kfuncs_attach_copy(t->progs.kc_kmd_fentry, b, btf_id, &m_in);
 	if (in >= 0)
 		out = kfuncs_attach_copy(t->progs.kc_kmd_fexit, b, btf_id, &m_out);
