@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/bpfmaps.h"
+#include "lib/grow.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -10,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 int percpu_u64_sum(int map_fd, uint32_t key, uint64_t *sum)
@@ -84,7 +87,7 @@ static void *release_some(void *p)
 /* more would not help: the kernel serializes much of a single uprobe's release */
 #define RELEASE_THREADS 32
 
-static void release_now(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds)
+void bpf_release_now(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds)
 {
 	struct release r = { links, fds, nlinks, nfds, 0 };
 	size_t want = nlinks + nfds, n = 0;
@@ -133,9 +136,10 @@ static bool bpf_or_perf_fd(int fd)
 	       !strcmp(target, "anon_inode:[perf_event]");
 }
 
-/* in the releaser: nothing of the run's but its BPF objects and perf events, so that no reader
- * of topsprof's output waits for it, and no file, lock or socket outlives topsprof */
-static void keep_bpf_only(void)
+/* in a releaser: nothing of the run's but its BPF objects and perf events (bpf), or nothing but
+ * the descriptor keep, so that no reader of topsprof's output waits for it, and no file, lock or
+ * socket outlives topsprof */
+static void keep_only(bool bpf, int keep)
 {
 	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
@@ -147,7 +151,8 @@ static void keep_bpf_only(void)
 	while (d && (e = readdir(d))) {
 		int fd = atoi(e->d_name);
 
-		if (e->d_name[0] != '.' && fd > 2 && fd != dirfd(d) && !bpf_or_perf_fd(fd))
+		if (e->d_name[0] != '.' && fd > 2 && fd != dirfd(d) && fd != keep &&
+		    !(bpf && bpf_or_perf_fd(fd)))
 			close(fd);
 	}
 	if (d)
@@ -162,8 +167,8 @@ static void release_forked(struct bpf_link **links, size_t nlinks, const int *fd
 
 	if (pid == 0) {
 		prctl(PR_SET_NAME, "topsprof-detach");
-		keep_bpf_only();
-		release_now(links, nlinks, fds, nfds);
+		keep_only(true, -1);
+		bpf_release_now(links, nlinks, fds, nfds);
 		_exit(0);
 	}
 	if (pid > 0)
@@ -174,5 +179,183 @@ void bpf_release_links(struct bpf_link **links, size_t nlinks, const int *fds, s
 {
 	if (background && nlinks + nfds > RELEASE_FOREGROUND_MAX)
 		release_forked(links, nlinks, fds, nfds);
-	release_now(links, nlinks, fds, nfds);
+	bpf_release_now(links, nlinks, fds, nfds);
+}
+
+/* -- the releaser of links let go while the run goes on ------------------------------------------ */
+
+struct bpf_releaser {
+	int sock; /* to the child; -1 once it is gone */
+	pid_t pid;
+	int *pending; /* descriptors not handed over yet: the socket was full */
+	size_t npending, cap;
+};
+
+/* SCM_MAX_FD, the most descriptors one message takes */
+#define FDS_PER_MSG 253
+
+/* the child: takes every descriptor that came, releases them at once (bpf_release_now: their
+ * grace periods overlap), and again, until topsprof closed its end and nothing is left */
+static void releaser_loop(int sock)
+{
+	union {
+		char buf[CMSG_SPACE(FDS_PER_MSG * sizeof(int))];
+		struct cmsghdr align;
+	} u;
+	int *fds = NULL;
+	size_t n = 0, cap = 0;
+	bool eof = false;
+
+	while (!eof || n) {
+		char byte;
+		struct iovec iov = { &byte, 1 };
+		struct msghdr m = { .msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = u.buf,
+				    .msg_controllen = sizeof(u.buf) };
+		ssize_t got =
+			eof ? 0 : recvmsg(sock, &m, MSG_CMSG_CLOEXEC | (n ? MSG_DONTWAIT : 0));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			eof = eof || got == 0 || errno != EAGAIN;
+			bpf_release_now(NULL, 0, fds, n);
+			n = 0;
+			continue;
+		}
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&m); c; c = CMSG_NXTHDR(&m, c)) {
+			size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+
+			if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
+				continue;
+			if (!grow_array_to((void **)&fds, &cap, n + k, sizeof(*fds))) {
+				bpf_release_now(NULL, 0, (const int *)CMSG_DATA(c), k);
+				continue;
+			}
+			memcpy(fds + n, CMSG_DATA(c), k * sizeof(int));
+			n += k;
+		}
+	}
+	_exit(0);
+}
+
+static int releaser_start(struct bpf_releaser *r)
+{
+	int sv[2];
+	sigset_t all;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
+		return -errno;
+	r->pid = fork();
+	if (r->pid == 0) {
+		/* its own session: no signal to topsprof's group or terminal ends it early; it ends
+		 * when topsprof closed its end and every link is released */
+		setsid();
+		prctl(PR_SET_NAME, "topsprof-detach");
+		for (int sig = 1; sig < NSIG; sig++)
+			signal(sig, SIG_DFL);
+		sigemptyset(&all);
+		sigprocmask(SIG_SETMASK, &all, NULL);
+		keep_only(false, sv[1]);
+		releaser_loop(sv[1]);
+	}
+	close(sv[1]);
+	if (r->pid < 0) {
+		close(sv[0]);
+		return -errno;
+	}
+	r->sock = sv[0];
+	return 0;
+}
+
+/* what is pending, to the child, as much as the socket takes (all, when wait); topsprof's copies
+ * closed as they go. 0, or -errno when the child is gone or failed */
+static int releaser_flush(struct bpf_releaser *r, bool wait)
+{
+	while (r->npending) {
+		size_t k = r->npending < FDS_PER_MSG ? r->npending : FDS_PER_MSG;
+		union {
+			char buf[CMSG_SPACE(FDS_PER_MSG * sizeof(int))];
+			struct cmsghdr align;
+		} u;
+		char byte = 0;
+		struct iovec iov = { &byte, 1 };
+		struct msghdr m = { .msg_iov = &iov,
+				    .msg_iovlen = 1,
+				    .msg_control = u.buf,
+				    .msg_controllen = CMSG_SPACE(k * sizeof(int)) };
+		struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+		c->cmsg_level = SOL_SOCKET;
+		c->cmsg_type = SCM_RIGHTS;
+		c->cmsg_len = CMSG_LEN(k * sizeof(int));
+		memcpy(CMSG_DATA(c), r->pending, k * sizeof(int));
+		if (sendmsg(r->sock, &m, MSG_NOSIGNAL | (wait ? 0 : MSG_DONTWAIT)) < 0) {
+			if (errno == EINTR)
+				continue;
+			return errno == EAGAIN && !wait ? 0 : -errno;
+		}
+		for (size_t i = 0; i < k; i++)
+			close(r->pending[i]);
+		r->npending -= k;
+		memmove(r->pending, r->pending + k, r->npending * sizeof(int));
+	}
+	return 0;
+}
+
+/* the child is gone or could not start: what was pending is released here and now */
+static void releaser_lost(struct bpf_releaser *r, int err)
+{
+	(void)err;
+	if (r->sock >= 0)
+		close(r->sock);
+	r->sock = -1;
+	bpf_release_now(NULL, 0, r->pending, r->npending);
+	r->npending = 0;
+}
+
+void bpf_release_later(struct bpf_releaser **rp, const int *fds, size_t n)
+{
+	struct bpf_releaser *r = *rp;
+	int err;
+
+	if (!r) {
+		r = *rp = calloc(1, sizeof(*r));
+		if (!r) {
+			bpf_release_now(NULL, 0, fds, n);
+			return;
+		}
+		r->sock = -1;
+		if (releaser_start(r))
+			r->pid = 0;
+	}
+	if (!grow_array_to((void **)&r->pending, &r->cap, r->npending + n, sizeof(int))) {
+		bpf_release_now(NULL, 0, fds, n);
+		return;
+	}
+	memcpy(r->pending + r->npending, fds, n * sizeof(int));
+	r->npending += n;
+	err = r->sock < 0 ? -EPIPE : releaser_flush(r, false);
+	if (err)
+		releaser_lost(r, err);
+}
+
+int bpf_releaser_close(struct bpf_releaser *r)
+{
+	pid_t pid;
+
+	if (!r)
+		return 0;
+	if (r->sock >= 0) {
+		int err = releaser_flush(r, true);
+
+		if (err)
+			releaser_lost(r, err);
+	}
+	releaser_lost(r, 0); /* closes the socket: the child ends when it is done */
+	pid = r->pid;
+	free(r->pending);
+	free(r);
+	return pid;
 }

@@ -20,6 +20,8 @@ struct bpf_link;
  * (four links: one wait, 0.43 s -> 0.33 s for a whole run here); single uprobes' releases the
  * kernel mostly serializes (56 functions: 12.4 s -> 9.5 s). */
 void bpf_release_links(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds);
+/* the same, always here, whatever bpf_release_in_background said */
+void bpf_release_now(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds);
 
 /* From now on, a release of more than RELEASE_FOREGROUND_MAX links (single uprobes: about 0.1 s
  * each here, serialized by the kernel) is left to a child process that outlives topsprof: it
@@ -30,5 +32,15 @@ void bpf_release_links(struct bpf_link **links, size_t nlinks, const int *fds, s
 void bpf_release_in_background(void);
 /* the pid of the last child a release was left to, or 0 */
 int bpf_release_background_pid(void);
+
+/* Links let go while the run goes on (the scoped probes of a process that ended): handed, with
+ * topsprof's copies closed at once, to a child process that releases them as they come, with
+ * their grace periods overlapping, and outlives topsprof until it is done (topsprof-detach, as
+ * above; its own session, no descriptor but its socket). Started at the first call (*rp NULL);
+ * where it cannot start or ends early, they are released here. bpf_releaser_close hands over
+ * what is left and lets it end: the child's pid (0: none), for --debug. */
+struct bpf_releaser;
+void bpf_release_later(struct bpf_releaser **rp, const int *fds, size_t n);
+int bpf_releaser_close(struct bpf_releaser *r);
 
 #endif

@@ -18,8 +18,9 @@ int bpf_stub_load(enum bpf_prog_type type, int value_fd, int progs_fd, uint32_t 
 		  uint64_t value);
 
 /* A uprobe (target a path, off a file offset) or kprobe (target NULL, off the function's
- * address) perf event with prog_fd attached and enabled, for the processes of pid (-1: every
- * one): the event's descriptor, whose close detaches the program, or -errno. */
+ * address) perf event with prog_fd attached (-1: none, the breakpoint alone) and enabled, for the
+ * processes of pid (-1: every one): the event's descriptor, whose close detaches the program, or
+ * -errno. */
 int perf_probe_attach(int prog_fd, bool uprobe, bool retprobe, const char *target, uint64_t off,
 		      pid_t pid);
 
@@ -34,5 +35,8 @@ bool bpf_have_helper(enum bpf_prog_type type, enum bpf_func_id helper, const cha
 struct btf;
 int btf_tp_nargs(const struct btf *vmlinux, const char *tp);
 int btf_struct_has(const struct btf *vmlinux, const char *type, const char *member);
+/* whether the running kernel's BTF has a type, function or member of this name (a kfunc, a
+ * struct that a feature brought): a scan, without parsing it */
+bool kernel_btf_has_name(const char *name);
 
 #endif
