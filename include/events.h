@@ -15,6 +15,10 @@ enum tp_event_type {
 	EV_PROC_FORK = 1, /* a tracked process created a child process */
 	EV_PROC_EXEC = 2, /* a tracked process exec'd a new image */
 	EV_PROC_EXIT = 3, /* the last thread of a tracked process exited */
+	/* a tracked process was stopped (SIGSTOP) before its first instruction, for its API probes
+	 * to go in (scoped probes, bpf/proc.bpf.c); ppid: why (enum tp_hold_why); exit_code:
+	 * bpf_send_signal's result, 0 when it is stopped. Never in raw data */
+	EV_PROC_HELD = 4,
 	EV_API_CALL = 10, /* a runtime or topstx API call returned (struct tp_api_event) */
 	EV_API_STR = 11,  /* a piece of a string argument of a call (struct tp_str_event) */
 };
@@ -25,6 +29,12 @@ struct tp_event_hdr {
 	__u32 pid; /* tgid */
 	__u32 tid;
 	__u64 ts_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+};
+
+enum tp_hold_why {
+	HOLD_FORK = 1,	      /* a new process, with the runtime mapped from its parent */
+	HOLD_EXEC = 2,	      /* a new image, exec'd before the process's probes were in */
+	HOLD_THREAD_EXEC = 3, /* a new image exec'd by a thread other than the first: new links */
 };
 
 struct tp_proc_event {

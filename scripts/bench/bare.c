@@ -24,9 +24,9 @@ static int attach_multi(struct bare_bpf *skel, const char *lib, uint64_t off, in
 	uint64_t cookie = 0;
 
 	fds[0] = umulti_attach(bpf_program__fd(skel->progs.bare_entry), lib, &off, &cookie, 1,
-			       false);
+			       false, 0);
 	fds[1] = umulti_attach(bpf_program__fd(skel->progs.bare_return), lib, &off, &cookie, 1,
-			       true);
+			       true, 0);
 	return fds[0] < 0 ? fds[0] : fds[1] < 0 ? fds[1] : 0;
 }
 

@@ -147,7 +147,7 @@ expect_rc 0
 expect_names "mark|cold writable message"
 expect_err "no attach cookies (Linux 5.15+): a stub program per function"
 expect_err "no bpf_loop (Linux 5.17+): strings read by a bounded loop"
-expect_err "libtopstx.so.1 probed (one uprobe each, entries through stubs)"
+expect_err "libtopstx.so.1 probed (one uprobe each, entries through stubs,"
 long_len() { grep ' long:' <<<"$out" | awk '{ print length($NF) }'; }
 run "${old[@]}" "$TOPSPROF" --topstx-max-bytes-size 16KB "$BIN/topstx_ranges" 16384
 expect_rc 0

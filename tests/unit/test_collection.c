@@ -167,7 +167,8 @@ static void test_open_close(void **state)
 }
 
 /* simpleElemwiseAdd as a child of this process (followed), to its end; polled as a run does, and
- * once more after its end, or not at all */
+ * once more after its end, or only the process tracker (scoped probes hold a new process until
+ * topsprof hears of it) */
 static pid_t run_app(struct collection *c, int ep, bool poll)
 {
 	struct epoll_event ev;
@@ -189,6 +190,8 @@ static pid_t run_app(struct collection *c, int ep, bool poll)
 			assert_int_equal(ev.data.u32, 7);
 		if (poll)
 			collection_poll(c);
+		else /* the processes only: a new one is held until its probes are in */
+			proctree_poll(c->env.pt, 0);
 		done = waitpid(pid, &status, WNOHANG);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while (!done && t.tv_sec - t0.tv_sec < 30);
@@ -230,6 +233,7 @@ static int follow_self(struct collection *c, const struct collect_settings *s, s
 	assert_true(ep >= 0);
 	collection_watch(c, ep, 7);
 	assert_int_equal(proctree_add(c->env.pt, getpid()), 0);
+	assert_int_equal(collection_follow(c, getpid()), 0);
 	collection_begin(c);
 	return ep;
 }

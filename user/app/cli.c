@@ -182,7 +182,8 @@ const struct opt_def cli_options[OPT__COUNT] = {
 			     "launching one; detaching leaves it running." },
 	[OPT_SYSTEM_WIDE] = { OPT_SYSTEM_WIDE, "system-wide", ARG_NONE, NULL, NULL, GRP_CONTROL, X,
 			      "Profile every process that uses the GCU runtime, including ones "
-			      "that start later." },
+			      "that start later; its calls trap into the probes in every process (in "
+			      "the other modes, in the profiled processes alone)." },
 	[OPT_DURATION] = { OPT_DURATION, "duration", ARG_SECONDS, "SECONDS", NULL, GRP_CONTROL,
 			   L | X, "Stop profiling after SECONDS (e.g. 10, 2.5s, 500ms)." },
 	/* advanced */

@@ -399,6 +399,12 @@ static int setup(struct run *r)
 			launch_abort(&r->app);
 		return 1;
 	}
+	if (!cli->given[OPT_SYSTEM_WIDE] && (rc = collection_follow(&r->col, r->app.pid))) {
+		pr_error("probing process %d: %s", (int)r->app.pid, strerror(-rc));
+		if (cli->app_argc)
+			launch_abort(&r->app);
+		return 1;
+	}
 	print_header(r);
 	collection_begin(&r->col);
 	r->m.span_start_ns = mono_ns();

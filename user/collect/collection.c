@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/collection.h"
 #include "collect/proctree.h"
+#include "collect/umulti.h"
 #include "lib/log.h"
 #include "lib/monotime.h"
 
 #include <errno.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <unistd.h>
@@ -51,6 +54,36 @@ static void *open_one(void *arg)
  * BTF for an object and the verifier checking its programs, and the objects do not wait for each
  * other. The one thing they share, the map of the processes followed, is made first.
  */
+static int follow_all(struct collect_env *env, pid_t pid)
+{
+	struct collection *c =
+		(struct collection *)((char *)env - offsetof(struct collection, env));
+	int err = 0;
+
+	for (size_t i = 0; c->ready && i < NCOLLECTORS && !err; i++)
+		if (c->open[i] && collectors[i]->follow)
+			err = collectors[i]->follow(&c->st[i], pid);
+	/* after every probe is in: from now on its exec is not held */
+	if (!err && env->scoped)
+		err = proctree_set_probed(env->pt, pid);
+	return err;
+}
+
+static void unfollow_all(struct collect_env *env, pid_t pid)
+{
+	struct collection *c =
+		(struct collection *)((char *)env - offsetof(struct collection, env));
+
+	FOR_EACH_OPEN(c, unfollow, pid);
+}
+
+/* scoped API probes: the kernel has uprobe_multi links, and the run is not --system-wide;
+ * TOPSPROF_NO_SCOPE=1 puts the probes on the files here (for tests and comparisons) */
+static bool scope_wanted(const struct collect_settings *s)
+{
+	return !s->system_wide && umulti_supported() && !getenv("TOPSPROF_NO_SCOPE");
+}
+
 int collection_open(struct collection *c, const struct collect_settings *s, struct model *m,
 		    void (*tap)(void *ctx, const void *event, size_t size), void *tap_ctx)
 {
@@ -64,7 +97,10 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 				       .tap = tap,
 				       .tap_ctx = tap_ctx,
 				       .pid_map_fd = -1,
-				       .gen_map_fd = -1 };
+				       .gen_map_fd = -1,
+				       .scoped = scope_wanted(s),
+				       .follow = follow_all,
+				       .unfollow = unfollow_all };
 	err = proctree_maps_new(&c->env.pid_map_fd, &c->env.gen_map_fd);
 	if (err) {
 		pr_error("creating the maps of the processes followed: %s%s", strerror(-err),
@@ -87,7 +123,21 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 		err |= op[i].err;
 	}
 	c->ready = !err;
+	/* new processes cannot be held here: the probes go on the files, at the first follow */
+	if (c->env.scoped && c->env.pt && !proctree_holds(c->env.pt))
+		c->env.scoped = false;
+	pr_debug(
+		"API probes: %s",
+		c->env.scoped
+			? "scoped to the followed processes (uprobe_multi links each; a new process "
+			  "that could call the runtime first held, stopped, until its own are in)"
+			: "on the probed files, trapping in every process that calls them");
 	return err ? 1 : 0;
+}
+
+int collection_follow(struct collection *c, pid_t pid)
+{
+	return follow_all(&c->env, pid);
 }
 
 void collection_begin(struct collection *c)

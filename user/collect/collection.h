@@ -20,6 +20,9 @@ struct collection {
 int collection_open(struct collection *c, const struct collect_settings *s, struct model *m,
 		    void (*tap)(void *ctx, const void *event, size_t size), void *tap_ctx);
 void collection_begin(struct collection *c);
+/* the application (launched and held, or attached to) is followed: its scoped probes go in; 0 or
+ * -errno */
+int collection_follow(struct collection *c, pid_t pid);
 void collection_set_collecting(struct collection *c, bool on);
 void collection_clear(struct collection *c);
 /* add every collector's descriptor to the epoll set ep, with data.u32 = tag */

@@ -8,6 +8,9 @@
  *   open     load and attach (the application is held, not started yet), leaving its handle in
  *            the state every other operation gets
  *   begin    the application is followed and about to be released (optional)
+ *   follow   a process joins the followed set (the application, or a new process held until
+ *            this returns): what is scoped to processes goes in for it (optional; 0 or -errno)
+ *   unfollow a followed process ended (optional)
  *   set_collecting   topsprof start / stop from another terminal
  *   clear    topsprof cancel: drain what is in flight, then forget what was collected
  *   fd       a descriptor that becomes readable when there is something to poll, or -1
@@ -22,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "events.h"
 #include "model/model.h"
@@ -66,6 +70,12 @@ struct collect_env {
 	 * collector's handle (set when it has opened) */
 	struct proctree *pt;
 	int pid_map_fd, gen_map_fd;
+	/* the API probes are links of each followed process, and a new process is held until its
+	 * own are in (the kernel has uprobe_multi links and can hold; not --system-wide) */
+	bool scoped;
+	/* every open collector's follow / unfollow (collection.c): 0 or the first -errno */
+	int (*follow)(struct collect_env *env, pid_t pid);
+	void (*unfollow)(struct collect_env *env, pid_t pid);
 };
 
 /* one collector in a run: the run's shared state, and its own handle */
@@ -79,6 +89,8 @@ struct collector {
 	bool (*wanted)(const struct collect_settings *s);
 	int (*open)(struct collector_state *st); /* 0, or 1 after one error line */
 	void (*begin)(struct collector_state *st);
+	int (*follow)(struct collector_state *st, pid_t pid);
+	void (*unfollow)(struct collector_state *st, pid_t pid);
 	void (*set_collecting)(struct collector_state *st, bool on);
 	void (*clear)(struct collector_state *st);
 	int (*fd)(const struct collector_state *st);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/proctree.h"
 #include "collect/bpfmaps.h"
+#include "collect/bpfstub.h"
 #include "collect/collector.h"
 #include "lib/log.h"
 #include "proc.skel.h"
@@ -9,6 +10,7 @@
 #include <bpf/libbpf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,8 @@ struct proctree {
 	size_t gen_len;
 	proctree_event_fn on_event;
 	void *ctx;
+	bool holds;
+	bool closing; /* the programs detached: what is left of the ring is only released */
 };
 
 static int handle(void *ctx, void *data, size_t size)
@@ -31,6 +35,13 @@ static int handle(void *ctx, void *data, size_t size)
 
 	if (size < sizeof(struct tp_proc_event))
 		return 0;
+	if (pt->closing) {
+		const struct tp_proc_event *e = data;
+
+		if (e->hdr.type == EV_PROC_HELD && !e->exit_code)
+			proctree_release(pt, (pid_t)e->hdr.pid);
+		return 0;
+	}
 	if (pt->on_event)
 		pt->on_event(pt->ctx, data);
 	return 0;
@@ -67,6 +78,8 @@ static bool nested_pidns(void)
 int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 {
 	struct proctree *pt = calloc(1, sizeof(*pt));
+	struct proctree_opts o;
+	bool remote;
 	int err;
 
 	if (!pt)
@@ -88,12 +101,26 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 		goto fail;
 	}
 	pt->skel->rodata->filter_pids = !opts->system_wide;
+	pt->holds = opts->hold_new && !opts->system_wide;
+	pt->skel->rodata->hold_new = pt->holds;
+	/* a new process held from its parent's fork (Linux 6.13), else from its own start */
+	remote = pt->holds && kernel_btf_has_name("bpf_send_signal_task") &&
+		 !getenv("TOPSPROF_NO_SIGNAL_TASK");
+	bpf_program__set_autoload(pt->skel->progs.proc_fork_hold, remote);
+	bpf_program__set_autoload(pt->skel->progs.proc_fork, !remote);
+	bpf_program__set_autoload(pt->skel->progs.proc_hold_new, pt->holds && !remote);
+	if (pt->holds)
+		pr_debug("new processes held from %s",
+			 remote ? "their parent's fork (bpf_send_signal_task)"
+				: "their start (fexit/schedule_tail)");
 	err = 0;
 	if (opts->pid_map_fd)
 		err = bpf_map__reuse_fd(pt->skel->maps.tracked_pids, opts->pid_map_fd)
 			      ?: bpf_map__reuse_fd(pt->skel->maps.tracked_gen, opts->gen_map_fd);
 	if (!err)
 		err = proc_bpf__load(pt->skel);
+	if (err && pt->holds)
+		goto no_hold;
 	if (err) {
 		pr_error("loading the process tracker BPF programs: %s%s", strerror(-err),
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
@@ -109,6 +136,8 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 		goto fail;
 	}
 	err = proc_bpf__attach(pt->skel);
+	if (err && pt->holds)
+		goto no_hold;
 	if (err) {
 		pr_error("attaching to the process and signal tracepoints: %s", strerror(-err));
 		goto fail;
@@ -121,6 +150,13 @@ int proctree_open(struct proctree **out, const struct proctree_opts *opts)
 	}
 	*out = pt;
 	return 0;
+no_hold:
+	/* no fexit on schedule_tail here: new processes cannot be held, the rest can be had */
+	pr_debug("holding new processes: %s", strerror(-err));
+	proctree_close(pt);
+	o = *opts;
+	o.hold_new = false;
+	return proctree_open(out, &o);
 fail:
 	proctree_close(pt);
 	return err;
@@ -130,6 +166,13 @@ void proctree_close(struct proctree *pt)
 {
 	if (!pt)
 		return;
+	/* no process may stay held: with the programs gone, none is held from now on, and those
+	 * whose records came meanwhile run on, unprobed (whoever listened has closed) */
+	if (pt->holds && pt->rb) {
+		proc_bpf__detach(pt->skel);
+		pt->closing = true;
+		ring_buffer__consume(pt->rb);
+	}
 	ring_buffer__free(pt->rb);
 	if (pt->gen)
 		munmap(pt->gen, pt->gen_len);
@@ -156,6 +199,29 @@ bool proctree_has(const struct proctree *pt, pid_t tgid)
 	if (!pt->skel->rodata->filter_pids)
 		return true;
 	return bpf_map_lookup_elem(proctree_map_fd(pt), &key, &root) == 0;
+}
+
+bool proctree_holds(const struct proctree *pt)
+{
+	return pt->holds;
+}
+
+int proctree_set_probed(struct proctree *pt, pid_t pid)
+{
+	__u32 key = (__u32)pid;
+	__u8 one = 1;
+
+	if (!pt->holds)
+		return 0;
+	return bpf_map_update_elem(bpf_map__fd(pt->skel->maps.probed_pids), &key, &one, BPF_ANY)
+		       ? -errno
+		       : 0;
+}
+
+int proctree_release(struct proctree *pt, pid_t pid)
+{
+	(void)pt;
+	return kill(pid, SIGCONT) ? -errno : 0;
 }
 
 int proctree_epoll_fd(const struct proctree *pt)
@@ -245,10 +311,58 @@ int proctree_drops(const struct proctree *pt, struct proctree_drops *d)
 
 /* -- the process collector: the followed processes, for every other collector ----------------- */
 
+/* a process of the set gets what is scoped to processes (its API probes); one that cannot is
+ * warned about and counted */
+static void follow(struct collect_env *env, const struct tp_proc_event *e)
+{
+	int err = env->follow(env, (pid_t)e->hdr.pid);
+
+	if (err == -ESRCH) /* gone already, and reaped: it called nothing more */
+		return;
+	if (err) {
+		pr_warn("process %d (%.16s): its API probes could not go in (%s): its calls are "
+			"not traced",
+			(int)e->hdr.pid, e->comm, strerror(-err));
+		env->m->lost_pids++;
+	}
+}
+
+/* a process held (bpf/proc.bpf.c): its probes go in, then it runs on */
+static void proc_held(struct collector_state *st, const struct tp_proc_event *e)
+{
+	struct collect_env *env = st->env;
+	pid_t pid = (pid_t)e->hdr.pid;
+	int err;
+
+	if (e->ppid == HOLD_THREAD_EXEC) /* the links went with the first thread */
+		env->unfollow(env, pid);
+	follow(env, e);
+	if (e->exit_code) {
+		/* it ran on without waiting: calls it made before its probes went in are lost */
+		pr_debug("process %d (%.16s) could not be held (%s)", (int)pid, e->comm,
+			 strerror(-e->exit_code));
+		env->m->lost_pids++;
+	} else if ((err = proctree_release(st->h, pid)) && err != -ESRCH) {
+		pr_warn("process %d (%.16s) held for its probes could not be released: %s",
+			(int)pid, e->comm, strerror(-err));
+	}
+}
+
 static void on_proc_event(void *ctx, const struct tp_proc_event *e)
 {
-	struct collect_env *env = ((struct collector_state *)ctx)->env;
+	struct collector_state *st = ctx;
+	struct collect_env *env = st->env;
 
+	if (e->hdr.type == EV_PROC_HELD) {
+		proc_held(st, e);
+		return;
+	}
+	/* a new process's probes go in now: by the time it maps the runtime, they are in (one
+	 * that has it mapped already is held, and its hold follows this) */
+	if (e->hdr.type == EV_PROC_FORK && env->scoped)
+		follow(env, e);
+	if (e->hdr.type == EV_PROC_EXIT)
+		env->unfollow(env, (pid_t)e->hdr.pid);
 	if (env->tap)
 		env->tap(env->tap_ctx, e, sizeof(*e));
 	model_add_proc_event(env->m, e);
@@ -265,6 +379,7 @@ static int proc_open(struct collector_state *st)
 	struct proctree_opts po = { .on_event = on_proc_event,
 				    .ctx = st,
 				    .system_wide = st->env->set->system_wide,
+				    .hold_new = st->env->scoped,
 				    .pid_map_fd = st->env->pid_map_fd,
 				    .gen_map_fd = st->env->gen_map_fd };
 	struct proctree *pt;

@@ -18,6 +18,10 @@ struct proctree_opts {
 	bool system_wide; /* every process counts as tracked */
 	/* the followed processes' map and their generation's, from proctree_maps_new; 0: its own */
 	int pid_map_fd, gen_map_fd;
+	/* hold a new process of the set (SIGSTOP, before its first instruction) that could call a
+	 * probed function before its probes are in (bpf/proc.bpf.c), with an EV_PROC_HELD event,
+	 * until proctree_release; proctree_set_probed says they are in */
+	bool hold_new;
 	proctree_event_fn on_event;
 	void *ctx;
 };
@@ -37,6 +41,13 @@ bool proctree_has(const struct proctree *pt, pid_t tgid);
 /* the ring buffer's epoll fd, and draining it: number of events handled or -errno */
 int proctree_epoll_fd(const struct proctree *pt);
 int proctree_poll(struct proctree *pt, int timeout_ms);
+
+/* whether new processes are held (hold_new asked for, and the kernel could attach it) */
+bool proctree_holds(const struct proctree *pt);
+/* a process's API probes are in: it is not held when it execs (hold_new); 0 or -errno */
+int proctree_set_probed(struct proctree *pt, pid_t pid);
+/* a process held (EV_PROC_HELD) runs on: 0 or -errno */
+int proctree_release(struct proctree *pt, pid_t pid);
 
 /* the tracked_pids map, and the tracked_gen one (the set's generation), for other BPF programs
  * to share; the generation now */

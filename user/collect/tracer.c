@@ -31,6 +31,27 @@ struct tracer {
 	int *link_fds; /* multi links (entry and return, per probed file); the stubs' perf events */
 	size_t nlink_fds, fds_cap;
 	struct bpf_link *exit_link;
+	/* scoped probes: the files' probes, made into links for each followed process */
+	bool scoped;
+	struct probe_file *files;
+	size_t nfiles, files_cap;
+	struct proc_links *procs;
+	size_t nprocs, procs_cap;
+	struct bpf_releaser *releaser; /* an ended process's links, released in the background */
+};
+
+/* what tracer_attach found to probe in one file */
+struct probe_file {
+	char *path;
+	uint64_t offs[API_MAX_FNS], cookies[API_MAX_FNS];
+	uint32_t n;
+};
+
+/* the links of one followed process: each file's return probes, then its entries */
+struct proc_links {
+	pid_t pid;
+	int nfds;
+	int *fds;
 };
 
 /* Sleepable uprobe programs (Linux 6.0; with uprobe_multi links, 6.6) may call
@@ -154,6 +175,7 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 	t->cookies = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
 				     "TOPSPROF_NO_COOKIE");
 	t->multi = t->cookies && umulti_supported();
+	t->scoped = t->multi && o->scoped;
 	if (!t->cookies)
 		pr_debug("no attach cookies (Linux 5.15+): a stub program per function");
 	t->loop = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, "TOPSPROF_NO_BPF_LOOP");
@@ -181,10 +203,48 @@ fail:
 	return err;
 }
 
+static int add_link(struct tracer *t, struct bpf_link *l)
+{
+	if (!grow_array((void **)&t->links, &t->cap, t->nlinks, sizeof(*t->links))) {
+		bpf_link__destroy(l);
+		return -ENOMEM;
+	}
+	t->links[t->nlinks++] = l;
+	return 0;
+}
+
+static int add_fd(struct tracer *t, int fd)
+{
+	if (!grow_array((void **)&t->link_fds, &t->fds_cap, t->nlink_fds, sizeof(*t->link_fds))) {
+		close(fd);
+		return -ENOMEM;
+	}
+	t->link_fds[t->nlink_fds++] = fd;
+	return 0;
+}
+
 void tracer_close(struct tracer *t)
 {
+	pid_t pid;
+
 	if (!t)
 		return;
+	/* the followed processes' links with the others (topsprof's exit waits for none) */
+	for (size_t i = 0; i < t->nprocs; i++) {
+		for (int k = 0; k < t->procs[i].nfds; k++)
+			if (add_fd(t, t->procs[i].fds[k]))
+				close(t->procs[i].fds[k]);
+		free(t->procs[i].fds);
+	}
+	free(t->procs);
+	pid = bpf_releaser_close(t->releaser);
+	if (pid > 0)
+		pr_debug("detach: the probes of ended processes are released by process %d, in the "
+			 "background",
+			 (int)pid);
+	for (size_t i = 0; i < t->nfiles; i++)
+		free(t->files[i].path);
+	free(t->files);
 	bpf_release_links(t->links, t->nlinks, t->link_fds, t->nlink_fds);
 	bpf_link__destroy(t->exit_link);
 	free(t->links);
@@ -206,26 +266,6 @@ uint64_t probe_offset(const char *path, uint64_t off)
 		close(fd);
 	}
 	return skip ? off + sizeof(endbr64) : off;
-}
-
-static int add_link(struct tracer *t, struct bpf_link *l)
-{
-	if (!grow_array((void **)&t->links, &t->cap, t->nlinks, sizeof(*t->links))) {
-		bpf_link__destroy(l);
-		return -ENOMEM;
-	}
-	t->links[t->nlinks++] = l;
-	return 0;
-}
-
-static int add_fd(struct tracer *t, int fd)
-{
-	if (!grow_array((void **)&t->link_fds, &t->fds_cap, t->nlink_fds, sizeof(*t->link_fds))) {
-		close(fd);
-		return -ENOMEM;
-	}
-	t->link_fds[t->nlink_fds++] = fd;
-	return 0;
 }
 
 /* the entry probe of a kernel without attach cookies: a stub that tail-calls the entry program
@@ -280,20 +320,53 @@ static int attach_single(struct tracer *t, const char *path, const uint64_t *off
 	return 0;
 }
 
-/* all functions' returns of the file in one uprobe_multi link, then their entries in one */
-static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs,
-			const uint64_t *cookies, int n)
+/* all functions' returns of the file in one uprobe_multi link, then their entries in one, in
+ * every process (pid 0) or in one; the fds into fds[0..1]; 0 or -errno and none */
+static int multi_links(const struct tracer *t, const char *path, const uint64_t *offs,
+		       const uint64_t *cookies, int n, int pid, int fds[2])
 {
 	const struct bpf_program *progs[2] = { t->entry, t->skel->progs.api_return };
 
 	for (int r = 1; r >= 0; r--) {
-		int fd = umulti_attach(bpf_program__fd(progs[r]), path, offs, cookies, (uint32_t)n,
-				       r),
-		    err = fd < 0 ? fd : add_fd(t, fd);
+		fds[r] = umulti_attach(bpf_program__fd(progs[r]), path, offs, cookies, (uint32_t)n,
+				       r, pid);
+		if (fds[r] < 0) {
+			int err = fds[r];
 
-		if (err)
+			if (!r)
+				close(fds[1]);
 			return err;
+		}
 	}
+	return 0;
+}
+
+static int attach_multi(struct tracer *t, const char *path, const uint64_t *offs,
+			const uint64_t *cookies, int n)
+{
+	int fds[2], err = multi_links(t, path, offs, cookies, n, 0, fds);
+
+	for (int r = 1; r >= 0 && !err; r--)
+		err = add_fd(t, fds[r]);
+	return err;
+}
+
+/* the file's probes kept, for the links made for each process followed */
+static int keep_file(struct tracer *t, const char *path, const uint64_t *offs,
+		     const uint64_t *cookies, int n)
+{
+	struct probe_file *f;
+
+	if (!grow_array((void **)&t->files, &t->files_cap, t->nfiles, sizeof(*t->files)))
+		return -ENOMEM;
+	f = &t->files[t->nfiles];
+	f->path = strdup(path);
+	if (!f->path)
+		return -ENOMEM;
+	memcpy(f->offs, offs, (size_t)n * sizeof(*offs));
+	memcpy(f->cookies, cookies, (size_t)n * sizeof(*cookies));
+	f->n = (uint32_t)n;
+	t->nfiles++;
 	return 0;
 }
 
@@ -326,17 +399,90 @@ int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *
 	}
 	if (!probed)
 		return 0;
-	err = t->multi ? attach_multi(t, path, probe_offs, cookies, probed)
-		       : attach_single(t, path, probe_offs, cookies, probed);
+	err = t->scoped	 ? keep_file(t, path, probe_offs, cookies, probed)
+	      : t->multi ? attach_multi(t, path, probe_offs, cookies, probed)
+			 : attach_single(t, path, probe_offs, cookies, probed);
 	if (err) {
 		pr_error("attaching probes to %s: %s", path, strerror(-err));
 		return err;
 	}
 	pr_debug("%d functions of %s probed (%s)", probed, path,
-		 t->multi     ? "uprobe_multi links"
-		 : t->cookies ? "one uprobe each"
-			      : "one uprobe each, entries through stubs");
+		 t->scoped  ? "uprobe_multi links for each followed process, in it alone"
+		 : t->multi ? "uprobe_multi links, in every process that maps it"
+		 : t->cookies
+			 ? "one uprobe each, in every process that maps it"
+			 : "one uprobe each, entries through stubs, in every process that maps it");
 	return probed;
+}
+
+int tracer_unscope(struct tracer *t)
+{
+	int err = 0;
+
+	if (!t->scoped)
+		return 0;
+	t->scoped = false;
+	for (size_t i = 0; i < t->nfiles && !err; i++) {
+		const struct probe_file *f = &t->files[i];
+
+		err = attach_multi(t, f->path, f->offs, f->cookies, (int)f->n);
+		if (err)
+			pr_error("attaching probes to %s: %s", f->path, strerror(-err));
+	}
+	return err;
+}
+
+static struct proc_links *proc_find(struct tracer *t, pid_t pid)
+{
+	for (size_t i = 0; i < t->nprocs; i++)
+		if (t->procs[i].pid == pid)
+			return &t->procs[i];
+	return NULL;
+}
+
+void tracer_unfollow(struct tracer *t, pid_t pid)
+{
+	struct proc_links *p = proc_find(t, pid);
+
+	if (!p)
+		return;
+	/* each release waits for a grace period of the kernel's (tens of ms): never here, where
+	 * the events are drained, nor at topsprof's exit */
+	bpf_release_later(&t->releaser, p->fds, (size_t)p->nfds);
+	free(p->fds);
+	*p = t->procs[--t->nprocs];
+}
+
+int tracer_follow(struct tracer *t, pid_t pid)
+{
+	struct proc_links *p;
+	int *fds, n = 0, err = 0;
+
+	if (!t->scoped || proc_find(t, pid))
+		return 0;
+	fds = calloc(2 * t->nfiles + 1, sizeof(*fds));
+	if (!fds)
+		return -ENOMEM;
+	for (size_t i = 0; i < t->nfiles && !err; i++) {
+		const struct probe_file *f = &t->files[i];
+
+		err = multi_links(t, f->path, f->offs, f->cookies, (int)f->n, pid, &fds[n]);
+		if (!err)
+			n += 2;
+	}
+	if (!err && !grow_array((void **)&t->procs, &t->procs_cap, t->nprocs, sizeof(*t->procs)))
+		err = -ENOMEM;
+	if (err) {
+		for (int i = 0; i < n; i++)
+			close(fds[i]);
+		free(fds);
+		return err;
+	}
+	p = &t->procs[t->nprocs++];
+	p->pid = pid;
+	p->nfds = n;
+	p->fds = fds;
+	return 0;
 }
 
 void tracer_set_collecting(struct tracer *t, bool on)
@@ -478,6 +624,7 @@ static int api_open(struct collector_state *st)
 		.max_str_bytes = s->max_str_bytes,
 		.buffer_size = s->buffer_size,
 		.pid_map_fd = st->env->pid_map_fd,
+		.scoped = st->env->scoped,
 	};
 
 	st->h = a;
@@ -493,6 +640,20 @@ static int api_open(struct collector_state *st)
 		return 1;
 	}
 	return 0;
+}
+
+/* scoped probes for a process; where new processes could not be held after all (the process
+ * collector found no way), the probes on every process instead (at the first process) */
+static int api_follow(struct collector_state *st, pid_t pid)
+{
+	struct tracer *t = ((struct api_collect *)st->h)->t;
+
+	return st->env->scoped ? tracer_follow(t, pid) : tracer_unscope(t);
+}
+
+static void api_unfollow(struct collector_state *st, pid_t pid)
+{
+	tracer_unfollow(((struct api_collect *)st->h)->t, pid);
 }
 
 static void api_set_collecting(struct collector_state *st, bool on)
@@ -537,6 +698,8 @@ const struct collector api_collector = {
 	.name = "API calls",
 	.wanted = api_wanted,
 	.open = api_open,
+	.follow = api_follow,
+	.unfollow = api_unfollow,
 	.set_collecting = api_set_collecting,
 	.clear = api_clear,
 	.fd = api_fd,

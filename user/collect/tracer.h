@@ -6,6 +6,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "target/runtime/runtime.h"
 #include "model/model.h"
@@ -20,6 +21,9 @@ struct tracer_opts {
 	uint32_t max_str_bytes;
 	uint64_t buffer_size;
 	int pid_map_fd; /* the process tracker's tracked_pids */
+	/* probes in the followed processes alone (tracer_follow), where the kernel has
+	 * uprobe_multi links; else (and without) in every process that maps a probed file */
+	bool scoped;
 };
 
 int tracer_open(struct tracer **out, const struct tracer_opts *o);
@@ -29,6 +33,14 @@ void tracer_close(struct tracer *t);
  * the number of functions probed, or -errno. A function that begins with endbr64 is probed
  * after it (no single-step). */
 int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *lib);
+
+/* scoped probes (tracer_opts.scoped, and the kernel has them): tracer_attach keeps what to
+ * probe, and tracer_follow makes it links for one process (none for one that has them);
+ * tracer_unfollow lets a process's links go (in the background). tracer_unscope attaches what was kept for every process instead, from then on.
+ * 0 or -errno */
+int tracer_follow(struct tracer *t, pid_t pid);
+void tracer_unfollow(struct tracer *t, pid_t pid);
+int tracer_unscope(struct tracer *t);
 
 void tracer_set_collecting(struct tracer *t, bool on);
 /* topsprof cancel: the in-kernel statistics start again from nothing */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/umulti.h"
+#include "collect/bpfstub.h"
 
 #include <bpf/libbpf.h>
 #include <errno.h>
@@ -27,37 +28,6 @@ struct link_create_uprobe_multi {
 
 #define UPROBE_MULTI_RETURN 1 /* BPF_F_UPROBE_MULTI_RETURN */
 
-/* whether the kernel's BTF names the uprobe_multi link (Linux 6.6+, or a backport): its type
- * names are NUL-terminated strings, so a scan of the raw file tells, in a few ms where parsing it
- * took 15 */
-static bool kernel_btf_names(const char *name)
-{
-	int fd = open("/sys/kernel/btf/vmlinux", O_RDONLY | O_CLOEXEC);
-	size_t nlen = strlen(name) + 2, have = 0;
-	char buf[65536], key[128];
-	bool found = false;
-	ssize_t n;
-
-	if (fd < 0 || nlen > sizeof(key)) {
-		if (fd >= 0)
-			close(fd);
-		return false;
-	}
-	key[0] = '\0';
-	memcpy(key + 1, name, nlen - 1); /* "\0name\0" */
-	while (!found && (n = read(fd, buf + have, sizeof(buf) - have)) > 0) {
-		have += (size_t)n;
-		found = memmem(buf, have, key, nlen) != NULL;
-		/* keep the tail a name could straddle */
-		if (have > nlen) {
-			memmove(buf, buf + have - (nlen - 1), nlen - 1);
-			have = nlen - 1;
-		}
-	}
-	close(fd);
-	return found;
-}
-
 bool umulti_supported(void)
 {
 	static int known = -1;
@@ -65,12 +35,12 @@ bool umulti_supported(void)
 	if (known < 0 && getenv("TOPSPROF_NO_UPROBE_MULTI")) /* to test the other path here */
 		known = 0;
 	if (known < 0)
-		known = kernel_btf_names("bpf_uprobe_multi_link");
+		known = kernel_btf_has_name("bpf_uprobe_multi_link");
 	return known;
 }
 
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
-		  uint32_t cnt, bool retprobe)
+		  uint32_t cnt, bool retprobe, int pid)
 {
 	struct link_create_uprobe_multi a;
 	int fd;
@@ -83,6 +53,7 @@ int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets, const 
 	a.cookies = (uint64_t)(uintptr_t)cookies;
 	a.cnt = cnt;
 	a.multi_flags = retprobe ? UPROBE_MULTI_RETURN : 0;
+	a.pid = (uint32_t)pid;
 	fd = (int)syscall(__NR_bpf, BPF_LINK_CREATE, &a, sizeof(a));
 	return fd < 0 ? -errno : fd;
 }

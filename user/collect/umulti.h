@@ -16,8 +16,10 @@ bool umulti_supported(void);
 /* the expected attach type a program must be loaded with to be used with umulti_attach() */
 #define UMULTI_ATTACH_TYPE 48 /* BPF_TRACE_UPROBE_MULTI */
 
-/* a link fd probing offsets[i] of path with cookies[i], as return probes if retprobe; -errno */
+/* a link fd probing offsets[i] of path with cookies[i], as return probes if retprobe; -errno.
+ * pid 0: in every process that maps path; else only in that process (its breakpoints are written
+ * into its address space alone, and follow it through exec, not into its children) */
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
-		  uint32_t cnt, bool retprobe);
+		  uint32_t cnt, bool retprobe, int pid);
 
 #endif
