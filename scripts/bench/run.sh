@@ -33,10 +33,10 @@ PLAIN_LIB=$(cd "$OUT/sim/lib" 2>/dev/null && pwd)/libtopsrt.so.1
 QUICK=${BENCH_QUICK:-0}
 if [ "$QUICK" = 1 ]; then
 	ROUNDS=${BENCH_ROUNDS:-2} N=${BENCH_CALLS:-2000} LIMIT=${BENCH_LIMIT_S:-60}
-	STRESS_N=200 HOT_N=100 IDLE_S=0.3 DD_N=20000
+	STRESS_N=200 HOT_N=100 IDLE_S=0.3 DD_N=20000 SPAWN_N=5
 else
 	ROUNDS=${BENCH_ROUNDS:-5} N=${BENCH_CALLS:-200000} LIMIT=${BENCH_LIMIT_S:-180}
-	STRESS_N=5000 HOT_N=1500 IDLE_S=2 DD_N=200000
+	STRESS_N=5000 HOT_N=1500 IDLE_S=2 DD_N=200000 SPAWN_N=100
 fi
 LTRACE_N=$((N / 500 > 20 ? N / 500 : 20)) # ptrace: a call costs about 1 ms
 FIRST_N=$((N / 10))                        # single-stepped: 20-30 us a call
@@ -173,11 +173,12 @@ j_bystander_alone() {
 	local v
 	v=$(lim "$APIB" -n "$N" 2>>"$ERR" | ns_per_call) && echo "bys.alone $v"
 }
-# the bystander runs while topsprof profiles an idle sleep it launched (probes on the runtime
-# file), then the sleep is ended and topsprof with it
+# the bystander runs while topsprof profiles an idle sleep it launched, then the sleep is ended
+# and topsprof with it. row [VAR=value...]: topsprof's environment
 j_bystander_launch() {
-	local tp sp v rc=0 st
-	timeout -k 5 "$LIMIT" "$TOPSPROF" --quiet --debug --runtime-lib "$PLAIN_LIB" sleep 600 \
+	local r=$1 tp sp v rc=0 st
+	shift
+	env "$@" timeout -k 5 "$LIMIT" "$TOPSPROF" --quiet --debug --runtime-lib "$PLAIN_LIB" sleep 600 \
 		>/dev/null 2>"$WORK/tp" &
 	tp=$! # timeout's, topsprof's parent
 	if wait_started "$WORK/tp" "$tp"; then
@@ -196,7 +197,7 @@ j_bystander_launch() {
 	wait "$tp"
 	st=$?
 	[ $st = 143 ] || [ $st = 0 ] || { echo "topsprof (launch) exited $st" >&2; rc=1; }
-	[ $rc = 0 ] && echo "bys.launch $v"
+	[ $rc = 0 ] && echo "$r $v"
 }
 j_bystander_attach() {
 	local tp sp v rc=0
@@ -218,7 +219,11 @@ j_bystander_attach() {
 	wait "$tp" || { echo "topsprof (--attach-pid) exited $?" >&2; rc=1; }
 	kill "$sp"
 	wait "$sp" 2>/dev/null
-	[ $rc = 0 ] && echo "bys.attach $v"
+	[ $rc = 0 ] || return 1
+	echo "bys.attach $v"
+	# its detach, the attached process's links released with it (where scoped)
+	v=$(sed -n 's/.*debug: detach: \([0-9.]*\) ms to release every probe.*/\1/p' "$WORK/tp")
+	[ -n "$v" ] && echo "attach.detach $v"
 }
 j_stress() { # row [topsprof options...]: the wall ms of the stress app, alone or under topsprof
 	local r=$1 t0
@@ -228,6 +233,20 @@ j_stress() { # row [topsprof options...]: the wall ms of the stress app, alone o
 		lim "$BIN/stress" -n "$STRESS_N" -t 2 >/dev/null 2>>"$ERR" || return 1
 	else
 		lim "$TOPSPROF" --quiet "$@" "$BIN/stress" -n "$STRESS_N" -t 2 >/dev/null 2>>"$ERR" || return 1
+	fi
+	echo "$r $(ms_since "$t0")"
+}
+# a launcher: sh starting SPAWN_N short apibench processes one after another, each a child the
+# profiled tree must trace from its first call (held until its probes are in, where scoped)
+j_spawn() { # row alone|topsprof [VAR=value...] (topsprof's environment)
+	local r=$1 how=$2 t0 loop='i=0; while [ $i -lt "$1" ]; do "$2" -n 100 >/dev/null || exit 1; i=$((i + 1)); done'
+	shift 2
+	t0=$EPOCHREALTIME
+	if [ "$how" = alone ]; then
+		lim sh -c "$loop" sh "$SPAWN_N" "$APIB" 2>>"$ERR" || return 1
+	else
+		lim env "$@" "$TOPSPROF" --quiet --runtime-lib "$PLAIN_LIB" sh -c "$loop" sh "$SPAWN_N" \
+			"$APIB" >/dev/null 2>>"$ERR" || return 1
 	fi
 	echo "$r $(ms_since "$t0")"
 }
@@ -387,9 +406,19 @@ section bys "Bystanders: ns per call of an untraced apibench on the same libtops
 row bys.alone bys "" "no topsprof running" "alone"
 row bys.launch bys bys.alone "topsprof profiling an idle sleep it launched"
 row bys.attach bys bys.alone "topsprof --attach-pid an idle sleep"
+row bys.file bys bys.alone "topsprof profiling an idle sleep, probes on the file (TOPSPROF_NO_SCOPE=1: as --system-wide, or before Linux 6.6)" "probes on the file"
 job j_bystander_alone
-job j_bystander_launch
+job j_bystander_launch bys.launch
 job j_bystander_attach
+job j_bystander_launch bys.file TOPSPROF_NO_SCOPE=1
+
+section spawn "A launcher: sh starting $SPAWN_N apibench -n 100 one after another, wall ms" "ms"
+row spawn.alone spawn "" "sh and its apibench children alone" "alone"
+row spawn.scoped spawn spawn.alone "under topsprof, scoped probes (each child's own made at its fork)" "scoped"
+row spawn.file spawn spawn.alone "under topsprof, probes on the file (TOPSPROF_NO_SCOPE=1)" "file-wide"
+job j_spawn spawn.alone alone
+job j_spawn spawn.scoped topsprof
+job j_spawn spawn.file topsprof TOPSPROF_NO_SCOPE=1
 
 section stress "The stress app end to end: stress -n $STRESS_N -t 2, wall ms" "ms"
 row stress.alone stress "" "alone"
@@ -404,6 +433,7 @@ row start.true start "" "/bin/true alone, wall" "/bin/true"
 row multi.wall start start.true "topsprof /bin/true, wall"
 row multi.startup start "" "topsprof start-up to the app's release (--debug)"
 row multi.detach start "" "topsprof detach (--debug)"
+row attach.detach start "" "topsprof --attach-pid detach, the process still running (--debug)"
 row start.bpftrace start start.true "bpftrace (a uprobe pair) -c /bin/true, wall"
 row single.wall start start.true "single uprobes (TOPSPROF_NO_UPROBE_MULTI=1): topsprof /bin/true, wall"
 row single.startup start "" "single uprobes: start-up"
@@ -565,6 +595,11 @@ done
 cmp "endbr64: the bare pair at the first byte / topsprof statistics mode after endbr64" cet.first cet.stats
 cmp "a bystander's call while topsprof profiles another process (launch) / alone" bys.launch bys.alone
 cmp "a bystander's call while topsprof profiles another process (--attach-pid) / alone" bys.attach bys.alone
+if [ -n "${MED[spawn.scoped]:-}" ] && [ -n "${MED[spawn.file]:-}" ]; then
+	echo "- scoped probes: a new process of the profiled tree (its links, its hold where needed):" \
+		"$(awk -v a="${MED[spawn.scoped]}" -v b="${MED[spawn.file]}" -v n="$SPAWN_N" \
+			'BEGIN { printf "%+.2f", (a - b) / n }') ms against the probes on the file"
+fi
 if [ -n "${MED[dd.followed]:-}" ] && [ -n "${MED[dd.alone]:-}" ]; then
 	echo "- kernel callstacks: a followed system call costs $(per_call "${MED[dd.followed]}" "${MED[dd.alone]}") ns"
 fi

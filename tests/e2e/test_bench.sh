@@ -30,7 +30,7 @@ expect_out "rounds: 2, interleaved"
 
 # the series and their rows, as the README's table has them
 for s in "### API call cost" "### Bystanders" "### The stress app end to end" \
-	"### Start-up and detach" "### All $(nproc) cores calling" \
+	"### A launcher: sh starting" "### Start-up and detach" "### All $(nproc) cores calling" \
 	"### CPU sampling, utilization sampling, kernel callstacks"; do
 	expect_out "$s"
 done
@@ -45,8 +45,9 @@ for rt in plain endbr64; do
 done
 for t in "endbr64: bare pair at the first byte" "no topsprof running" \
 	"topsprof profiling an idle sleep it launched" "topsprof --attach-pid an idle sleep" \
-	"alone" "under topsprof (statistics mode)" "under topsprof --api-mode trace" \
-	"/bin/true alone" "topsprof /bin/true" "topsprof start-up" "topsprof detach" \
+	"topsprof profiling an idle sleep, probes on the file" "sh and its apibench children alone" \
+	"under topsprof, scoped probes" "under topsprof, probes on the file" "alone" "under topsprof (statistics mode)" "under topsprof --api-mode trace" \
+	"/bin/true alone" "topsprof /bin/true" "topsprof start-up" "topsprof detach" "topsprof --attach-pid detach" \
 	"bpftrace (a uprobe pair) -c /bin/true" "single uprobes (TOPSPROF_NO_UPROBE_MULTI=1)" \
 	"single uprobes: start-up" "single uprobes: detach" "calls per second traced" "events lost" \
 	"cpu_hot -n" "the same with --cpu-profiling-callstack" "topsprof's own CPU ms, without" \
@@ -89,6 +90,7 @@ for t in "plain: topsprof statistics mode" "endbr64: topsprof trace mode" \
 done
 expect_out "Comparisons (of the medians):"
 expect_out "- a bystander's call while topsprof profiles another process (launch) / alone: "
+expect_out "- scoped probes: a new process of the profiled tree (its links, its hold where needed): "
 
 # the helpers' series: a quick run leaves them out, and says so; or says they are absent
 for h in kcalls scale; do
