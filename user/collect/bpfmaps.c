@@ -14,6 +14,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 int percpu_u64_sum(int map_fd, uint32_t key, uint64_t *sum)
@@ -240,30 +241,54 @@ static void releaser_loop(int sock)
 	_exit(0);
 }
 
+/* 0 once size bytes are read; -1 else */
+static int read_full(int fd, void *buf, size_t size)
+{
+	ssize_t n;
+
+	while ((n = read(fd, buf, size)) < 0 && errno == EINTR)
+		;
+	return n == (ssize_t)size ? 0 : -1;
+}
+
 static int releaser_start(struct bpf_releaser *r)
 {
-	int sv[2];
+	int sv[2], status, err = 0;
 	sigset_t all;
+	pid_t mid;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
-	r->pid = fork();
-	if (r->pid == 0) {
-		/* its own session: no signal to topsprof's group or terminal ends it early; it ends
-		 * when topsprof closed its end and every link is released */
+	mid = fork();
+	if (mid == 0) {
+		/* a grandchild, in a session of its own: not the application's sibling among
+		 * topsprof's children, no signal to topsprof's group or terminal reaches it; it
+		 * ends when topsprof closed its end and every link is released */
 		setsid();
+		if (fork() != 0)
+			_exit(0);
 		prctl(PR_SET_NAME, "topsprof-detach");
 		for (int sig = 1; sig < NSIG; sig++)
 			signal(sig, SIG_DFL);
 		sigemptyset(&all);
 		sigprocmask(SIG_SETMASK, &all, NULL);
 		keep_only(false, sv[1]);
+		r->pid = getpid();
+		if (write(sv[1], &r->pid, sizeof(r->pid)) != sizeof(r->pid))
+			_exit(1);
 		releaser_loop(sv[1]);
 	}
 	close(sv[1]);
-	if (r->pid < 0) {
+	while (mid > 0 && waitpid(mid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (mid < 0)
+		err = -errno;
+	/* its pid, once it runs (none: it could not start) */
+	else if (read_full(sv[0], &r->pid, sizeof(r->pid)))
+		err = -ECHILD;
+	if (err) {
 		close(sv[0]);
-		return -errno;
+		return err;
 	}
 	r->sock = sv[0];
 	return 0;
@@ -315,28 +340,35 @@ static void releaser_lost(struct bpf_releaser *r, int err)
 	r->npending = 0;
 }
 
-void bpf_release_later(struct bpf_releaser **rp, const int *fds, size_t n)
+int bpf_releaser_open(struct bpf_releaser **out)
 {
-	struct bpf_releaser *r = *rp;
+	struct bpf_releaser *r = calloc(1, sizeof(*r));
 	int err;
 
-	if (!r) {
-		r = *rp = calloc(1, sizeof(*r));
-		if (!r) {
-			bpf_release_now(NULL, 0, fds, n);
-			return;
-		}
-		r->sock = -1;
-		if (releaser_start(r))
-			r->pid = 0;
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	err = releaser_start(r);
+	if (err) {
+		free(r);
+		return err;
 	}
-	if (!grow_array_to((void **)&r->pending, &r->cap, r->npending + n, sizeof(int))) {
+	*out = r;
+	return 0;
+}
+
+void bpf_release_later(struct bpf_releaser *r, const int *fds, size_t n)
+{
+	int err;
+
+	if (!r || r->sock < 0 ||
+	    !grow_array_to((void **)&r->pending, &r->cap, r->npending + n, sizeof(int))) {
 		bpf_release_now(NULL, 0, fds, n);
 		return;
 	}
 	memcpy(r->pending + r->npending, fds, n * sizeof(int));
 	r->npending += n;
-	err = r->sock < 0 ? -EPIPE : releaser_flush(r, false);
+	err = releaser_flush(r, false);
 	if (err)
 		releaser_lost(r, err);
 }

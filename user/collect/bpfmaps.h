@@ -34,13 +34,15 @@ void bpf_release_in_background(void);
 int bpf_release_background_pid(void);
 
 /* Links let go while the run goes on (the scoped probes of a process that ended): handed, with
- * topsprof's copies closed at once, to a child process that releases them as they come, with
+ * the caller's copies closed at once, to a child process that releases them as they come, with
  * their grace periods overlapping, and outlives topsprof until it is done (topsprof-detach, as
- * above; its own session, no descriptor but its socket). Started at the first call (*rp NULL);
- * where it cannot start or ends early, they are released here. bpf_releaser_close hands over
- * what is left and lets it end: the child's pid (0: none), for --debug. */
+ * above; its own session, no descriptor but its socket). bpf_releaser_open starts it: early,
+ * while topsprof is small, since the child shares the pages topsprof had then; 0 or -errno.
+ * Without it (NULL), or once it ended early, bpf_release_later releases them here and now.
+ * bpf_releaser_close hands over what is left and lets it end: the child's pid (0: none). */
 struct bpf_releaser;
-void bpf_release_later(struct bpf_releaser **rp, const int *fds, size_t n);
+int bpf_releaser_open(struct bpf_releaser **out);
+void bpf_release_later(struct bpf_releaser *r, const int *fds, size_t n);
 int bpf_releaser_close(struct bpf_releaser *r);
 
 #endif

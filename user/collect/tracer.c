@@ -176,6 +176,11 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 				     "TOPSPROF_NO_COOKIE");
 	t->multi = t->cookies && umulti_supported();
 	t->scoped = t->multi && o->scoped;
+	/* the releaser of ended processes' links, forked now, while topsprof is small */
+	if (t->scoped && (err = bpf_releaser_open(&t->releaser)))
+		pr_debug("no releaser process (%s): an ended process's links are released in the "
+			 "event loop",
+			 strerror(-err));
 	if (!t->cookies)
 		pr_debug("no attach cookies (Linux 5.15+): a stub program per function");
 	t->loop = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, "TOPSPROF_NO_BPF_LOOP");
@@ -448,7 +453,7 @@ void tracer_unfollow(struct tracer *t, pid_t pid)
 		return;
 	/* each release waits for a grace period of the kernel's (tens of ms): never here, where
 	 * the events are drained, nor at topsprof's exit */
-	bpf_release_later(&t->releaser, p->fds, (size_t)p->nfds);
+	bpf_release_later(t->releaser, p->fds, (size_t)p->nfds);
 	free(p->fds);
 	*p = t->procs[--t->nprocs];
 }
