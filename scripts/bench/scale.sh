@@ -81,7 +81,8 @@ row() { # NAME N what
 gen "$N"
 series "$N"
 if [ "${BENCH_SCALE_100M:-}" = 1 ]; then
-	# raw data only: making a profile keeps every call (about 21 GB at 100M)
+	# raw data only: a profile of 100M (every call kept, about 49 bytes each: 4.9 GB) would
+	# take minutes to make and read
 	"$GEN" 100000000 "$dir/ev100000000.raw"
 	run sum_raw_100000000 100000000 "$TOPSPROF" --quiet --import-rawdata \
 		"$dir/ev100000000.raw" --print-api-summary
