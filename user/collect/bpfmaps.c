@@ -329,10 +329,9 @@ static int releaser_flush(struct bpf_releaser *r, bool wait)
 	return 0;
 }
 
-/* the child is gone or could not start: what was pending is released here and now */
-static void releaser_lost(struct bpf_releaser *r, int err)
+/* the child is gone, or let go: what is still pending is released here and now */
+static void releaser_lost(struct bpf_releaser *r)
 {
-	(void)err;
 	if (r->sock >= 0)
 		close(r->sock);
 	r->sock = -1;
@@ -359,8 +358,6 @@ int bpf_releaser_open(struct bpf_releaser **out)
 
 void bpf_release_later(struct bpf_releaser *r, const int *fds, size_t n)
 {
-	int err;
-
 	if (!r || r->sock < 0 ||
 	    !grow_array_to((void **)&r->pending, &r->cap, r->npending + n, sizeof(int))) {
 		bpf_release_now(NULL, 0, fds, n);
@@ -368,9 +365,8 @@ void bpf_release_later(struct bpf_releaser *r, const int *fds, size_t n)
 	}
 	memcpy(r->pending + r->npending, fds, n * sizeof(int));
 	r->npending += n;
-	err = releaser_flush(r, false);
-	if (err)
-		releaser_lost(r, err);
+	if (releaser_flush(r, false))
+		releaser_lost(r);
 }
 
 int bpf_releaser_close(struct bpf_releaser *r)
@@ -379,13 +375,11 @@ int bpf_releaser_close(struct bpf_releaser *r)
 
 	if (!r)
 		return 0;
-	if (r->sock >= 0) {
-		int err = releaser_flush(r, true);
-
-		if (err)
-			releaser_lost(r, err);
-	}
-	releaser_lost(r, 0); /* closes the socket: the child ends when it is done */
+	/* all to the child; closing the socket lets it end when it is done (what it did not
+	 * take, the child gone, is released here) */
+	if (r->sock >= 0)
+		releaser_flush(r, true);
+	releaser_lost(r);
 	pid = r->pid;
 	free(r->pending);
 	free(r);

@@ -234,7 +234,8 @@ void tracer_close(struct tracer *t)
 
 	if (!t)
 		return;
-	/* the followed processes' links with the others (topsprof's exit waits for none) */
+	/* the followed processes' links go with the others, before topsprof exits: no breakpoint
+	 * outlives the run; the ended ones' are the releaser's */
 	for (size_t i = 0; i < t->nprocs; i++) {
 		for (int k = 0; k < t->procs[i].nfds; k++)
 			if (add_fd(t, t->procs[i].fds[k]))
