@@ -131,6 +131,11 @@ rc=$?
 checks=$((checks + 1))
 [ $rc = 143 ] || [ $rc = 0 ] || die "topsprof exited $rc:"$'\n'"$(cat "$TMP/launch")"
 grep -q "warning" "$TMP/launch" && die "warnings:"$'\n'"$(grep warning "$TMP/launch")"
+# the ended children's links went to the releaser process, forked before any other thread of
+# topsprof's ran (it refuses otherwise: a child of a threaded process may inherit a held lock)
+checks=$((checks + 1))
+grep -q "probes of ended processes are released by process [0-9]*, in the background" \
+	"$TMP/launch" || die "the ended processes' links were not left to the releaser:"$'\n'"$(cat "$TMP/launch")"
 
 # a traced process is never held (its tracer would take the stop for a signal of its own): under
 # strace -f, strace's child (which stops itself for strace to seize it) and the application it

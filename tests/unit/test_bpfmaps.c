@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -118,12 +119,39 @@ static void test_release_without(void **state)
 	assert_int_equal(bpf_releaser_close(NULL), 0);
 }
 
+static void *wait_for_pipe(void *p)
+{
+	char c;
+
+	return (void *)(intptr_t)read(*(int *)p, &c, 1);
+}
+
+/* no child forked while another thread runs (it could inherit a lock that thread holds) */
+static void test_releaser_single_threaded(void **state)
+{
+	struct bpf_releaser *r = (void *)1;
+	pthread_t th;
+
+	(void)state;
+	make_pipes(1);
+	assert_int_equal(pthread_create(&th, NULL, wait_for_pipe, &rd[0]), 0);
+	assert_int_equal(bpf_releaser_open(&r), -EDEADLK);
+	assert_null(r);
+	close(wr[0]);
+	assert_int_equal(pthread_join(th, NULL), 0);
+	close(rd[0]);
+	/* the thread gone, the child starts */
+	assert_int_equal(bpf_releaser_open(&r), 0);
+	assert_true(bpf_releaser_close(r) > 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_release_now),
 		cmocka_unit_test(test_release_later),
 		cmocka_unit_test(test_release_without),
+		cmocka_unit_test(test_releaser_single_threaded),
 	};
 
 	return cmocka_run_group_tests_name("bpfmaps", tests, NULL, NULL);

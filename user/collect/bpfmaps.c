@@ -112,6 +112,31 @@ void bpf_release_now(struct bpf_link **links, size_t nlinks, const int *fds, siz
 static bool background;
 static pid_t background_pid;
 
+/* whether this is the process's only thread. A child forked while another thread runs may
+ * inherit a lock that thread held (the allocator's, under ASan) and wait for it forever: the
+ * children below, which allocate and start threads, are forked only from a single thread. */
+static bool single_threaded(void)
+{
+	char buf[1024];
+	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	const char *p;
+	long threads = 0;
+
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* after the command's closing parenthesis: the state (field 3) ... num_threads (20) */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 20; field++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		threads = strtol(p + 1, NULL, 10);
+	return threads == 1;
+}
+
 void bpf_release_in_background(void)
 {
 	background = true;
@@ -164,7 +189,7 @@ static void keep_only(bool bpf, int keep)
  * kernel's objects living on in the child (when no child can start, they go as before) */
 static void release_forked(struct bpf_link **links, size_t nlinks, const int *fds, size_t nfds)
 {
-	pid_t pid = fork();
+	pid_t pid = single_threaded() ? fork() : -1;
 
 	if (pid == 0) {
 		prctl(PR_SET_NAME, "topsprof-detach");
@@ -257,6 +282,8 @@ static int releaser_start(struct bpf_releaser *r)
 	sigset_t all;
 	pid_t mid;
 
+	if (!single_threaded())
+		return -EDEADLK;
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv))
 		return -errno;
 	mid = fork();

@@ -27,7 +27,7 @@ void bpf_release_now(struct bpf_link **links, size_t nlinks, const int *fds, siz
  * each here, serialized by the kernel) is left to a child process that outlives topsprof: it
  * keeps the BPF and perf event descriptors only (no output, pipe, terminal or lock of the run's),
  * releases them and ends, while topsprof goes on at once. For the end of a run, when topsprof is
- * about to exit. */
+ * about to exit; only when no other thread runs (else the release is here). */
 #define RELEASE_FOREGROUND_MAX 16
 void bpf_release_in_background(void);
 /* the pid of the last child a release was left to, or 0 */
@@ -37,7 +37,8 @@ int bpf_release_background_pid(void);
  * the caller's copies closed at once, to a child process that releases them as they come, with
  * their grace periods overlapping, and outlives topsprof until it is done (topsprof-detach, as
  * above; its own session, no descriptor but its socket). bpf_releaser_open starts it: early,
- * while topsprof is small, since the child shares the pages topsprof had then; 0 or -errno.
+ * while topsprof is small, since the child shares the pages topsprof had then, and while no
+ * other thread runs (-EDEADLK else); 0 or -errno.
  * Without it (NULL), or once it ended early, bpf_release_later releases them here and now.
  * bpf_releaser_close hands over what is left and lets it end: the child's pid (0: none). */
 struct bpf_releaser;

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/collection.h"
+#include "collect/bpfmaps.h"
 #include "collect/proctree.h"
 #include "collect/umulti.h"
 #include "lib/log.h"
@@ -107,6 +108,13 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
 		return 1;
 	}
+	/* the releaser of ended processes' links is forked now, before the collectors' threads run
+	 * (a child of a single thread inherits no lock held), while topsprof is small */
+	if (c->env.scoped && (err = bpf_releaser_open(&c->env.releaser)))
+		pr_debug("no releaser process (%s): an ended process's links are released in the "
+			 "event loop",
+			 strerror(-err));
+	err = 0;
 	for (size_t i = 0; i < NCOLLECTORS; i++) {
 		if (!collectors[i]->wanted(s))
 			continue;
@@ -186,11 +194,19 @@ void collection_report(struct collection *c)
 /* in the reverse order of the table: the process collector goes last, then the map */
 void collection_close(struct collection *c)
 {
+	pid_t pid;
+
 	for (size_t i = NCOLLECTORS; i-- > 0;)
 		if (c->open[i]) {
 			collectors[i]->close(&c->st[i]);
 			c->open[i] = false;
 		}
+	pid = bpf_releaser_close(c->env.releaser);
+	c->env.releaser = NULL;
+	if (pid > 0)
+		pr_debug("detach: the probes of ended processes are released by process %d, in the "
+			 "background",
+			 (int)pid);
 	if (c->env.pid_map_fd > 0)
 		close(c->env.pid_map_fd);
 	if (c->env.gen_map_fd > 0)

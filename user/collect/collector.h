@@ -32,6 +32,8 @@
 #include "target/discover.h"
 
 /* what the run asks of the collectors, from its options */
+struct bpf_releaser;
+
 struct collect_settings {
 	bool system_wide;
 	bool launched;	 /* an application is launched (not attached, not the whole host) */
@@ -73,6 +75,8 @@ struct collect_env {
 	/* the API probes are links of each followed process, and a new process is held until its
 	 * own are in (the kernel has uprobe_multi links and can hold; not --system-wide) */
 	bool scoped;
+	/* where the links of a process that ended go (the scoped probes'); NULL: released here */
+	struct bpf_releaser *releaser;
 	/* every open collector's follow / unfollow (collection.c): 0 or the first -errno */
 	int (*follow)(struct collect_env *env, pid_t pid);
 	void (*unfollow)(struct collect_env *env, pid_t pid);

@@ -37,7 +37,7 @@ struct tracer {
 	size_t nfiles, files_cap;
 	struct proc_links *procs;
 	size_t nprocs, procs_cap;
-	struct bpf_releaser *releaser; /* an ended process's links, released in the background */
+	struct bpf_releaser *releaser; /* where an ended process's links go (the caller's) */
 };
 
 /* what tracer_attach found to probe in one file */
@@ -176,11 +176,7 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 				     "TOPSPROF_NO_COOKIE");
 	t->multi = t->cookies && umulti_supported();
 	t->scoped = t->multi && o->scoped;
-	/* the releaser of ended processes' links, forked now, while topsprof is small */
-	if (t->scoped && (err = bpf_releaser_open(&t->releaser)))
-		pr_debug("no releaser process (%s): an ended process's links are released in the "
-			 "event loop",
-			 strerror(-err));
+	t->releaser = o->releaser;
 	if (!t->cookies)
 		pr_debug("no attach cookies (Linux 5.15+): a stub program per function");
 	t->loop = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_loop, "TOPSPROF_NO_BPF_LOOP");
@@ -230,8 +226,6 @@ static int add_fd(struct tracer *t, int fd)
 
 void tracer_close(struct tracer *t)
 {
-	pid_t pid;
-
 	if (!t)
 		return;
 	/* the followed processes' links go with the others, before topsprof exits: no breakpoint
@@ -243,11 +237,6 @@ void tracer_close(struct tracer *t)
 		free(t->procs[i].fds);
 	}
 	free(t->procs);
-	pid = bpf_releaser_close(t->releaser);
-	if (pid > 0)
-		pr_debug("detach: the probes of ended processes are released by process %d, in the "
-			 "background",
-			 (int)pid);
 	for (size_t i = 0; i < t->nfiles; i++)
 		free(t->files[i].path);
 	free(t->files);
@@ -631,6 +620,7 @@ static int api_open(struct collector_state *st)
 		.buffer_size = s->buffer_size,
 		.pid_map_fd = st->env->pid_map_fd,
 		.scoped = st->env->scoped,
+		.releaser = st->env->releaser,
 	};
 
 	st->h = a;

@@ -13,6 +13,7 @@
 #include "collect/strrecover.h" /* the strings the probe sends as faulted are read again with it */
 
 struct tracer;
+struct bpf_releaser;
 
 struct tracer_opts {
 	bool stats_mode;
@@ -24,6 +25,7 @@ struct tracer_opts {
 	/* probes in the followed processes alone (tracer_follow), where the kernel has
 	 * uprobe_multi links; else (and without) in every process that maps a probed file */
 	bool scoped;
+	struct bpf_releaser *releaser; /* where an ended process's links go (the caller's) */
 };
 
 int tracer_open(struct tracer **out, const struct tracer_opts *o);
