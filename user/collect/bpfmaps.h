@@ -33,7 +33,8 @@ void bpf_release_in_background(void);
 /* the pid of the last child a release was left to, or 0 */
 int bpf_release_background_pid(void);
 
-/* Links let go while the run goes on (the scoped probes of a process that ended): handed, with
+/* Links let go while the run goes on, or at its end (the scoped probes of a process that ended,
+ * or of one still running when topsprof closes): handed, with
  * the caller's copies closed at once, to a child process that releases them as they come, with
  * their grace periods overlapping, and outlives topsprof until it is done (topsprof-detach, as
  * above; its own session, no descriptor but its socket). bpf_releaser_open starts it: early,

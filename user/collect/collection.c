@@ -108,7 +108,7 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
 		return 1;
 	}
-	/* the releaser of ended processes' links is forked now, before the collectors' threads run
+	/* the releaser of the followed processes' links is forked now, before the collectors' threads run
 	 * (a child of a single thread inherits no lock held), while topsprof is small */
 	if (c->env.scoped && (err = bpf_releaser_open(&c->env.releaser)))
 		pr_debug("no releaser process (%s): an ended process's links are released in the "
@@ -204,9 +204,10 @@ void collection_close(struct collection *c)
 	pid = bpf_releaser_close(c->env.releaser);
 	c->env.releaser = NULL;
 	if (pid > 0)
-		pr_debug("detach: the probes of ended processes are released by process %d, in the "
-			 "background",
-			 (int)pid);
+		pr_debug(
+			"detach: the probes of the followed processes are released by process %d, in "
+			"the background",
+			(int)pid);
 	if (c->env.pid_map_fd > 0)
 		close(c->env.pid_map_fd);
 	if (c->env.gen_map_fd > 0)

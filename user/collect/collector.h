@@ -75,7 +75,8 @@ struct collect_env {
 	/* the API probes are links of each followed process, and a new process is held until its
 	 * own are in (the kernel has uprobe_multi links and can hold; not --system-wide) */
 	bool scoped;
-	/* where the links of a process that ended go (the scoped probes'); NULL: released here */
+	/* where the scoped probes' links go, a process's when it ends, the rest at the end of the
+	 * run; NULL: released here */
 	struct bpf_releaser *releaser;
 	/* every open collector's follow / unfollow (collection.c): 0 or the first -errno */
 	int (*follow)(struct collect_env *env, pid_t pid);

@@ -37,7 +37,7 @@ struct tracer {
 	size_t nfiles, files_cap;
 	struct proc_links *procs;
 	size_t nprocs, procs_cap;
-	struct bpf_releaser *releaser; /* where an ended process's links go (the caller's) */
+	struct bpf_releaser *releaser; /* where followed processes' links go (the caller's) */
 };
 
 /* what tracer_attach found to probe in one file */
@@ -228,12 +228,16 @@ void tracer_close(struct tracer *t)
 {
 	if (!t)
 		return;
-	/* the followed processes' links go with the others, before topsprof exits: no breakpoint
-	 * outlives the run; the ended ones' are the releaser's */
+	/* the links of the processes still running go to the releaser too: topsprof exits without
+	 * waiting for their grace periods, and they are gone one period later (their programs idle
+	 * meanwhile: collection stopped). Without a releaser, they go with the others, here. */
 	for (size_t i = 0; i < t->nprocs; i++) {
-		for (int k = 0; k < t->procs[i].nfds; k++)
-			if (add_fd(t, t->procs[i].fds[k]))
-				close(t->procs[i].fds[k]);
+		if (t->releaser)
+			bpf_release_later(t->releaser, t->procs[i].fds, (size_t)t->procs[i].nfds);
+		else
+			for (int k = 0; k < t->procs[i].nfds; k++)
+				if (add_fd(t, t->procs[i].fds[k]))
+					close(t->procs[i].fds[k]);
 		free(t->procs[i].fds);
 	}
 	free(t->procs);
