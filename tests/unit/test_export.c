@@ -338,6 +338,56 @@ static void test_write_all(void **state)
 	model_free(&m);
 }
 
+/* a vpd of more calls than its writer puts in one statement (32), not a multiple of it: each
+ * call is read back, in order, as it was */
+static void test_vpd_calls(void **state)
+{
+	static const char *const fns[] = { "topsMalloc", "topsMemcpy", "topsLaunchKernel" };
+	struct paths p = { .vpd = at("v") };
+	struct export_in in = { .ro = &ro, .command = "app" };
+	struct model m, back;
+	struct exports e;
+	char err[512], vpd[PATH_MAX];
+	const char *text;
+	const unsigned n = 32 * 3 + 7;
+
+	(void)state;
+	model_init(&m);
+	m.root_pid = APP_PID;
+	for (unsigned i = 0; i < n; i++) {
+		struct tp_api_event c = call(fns[i % 3], i + 1, 1000 * (i + 1), 1000 * (i + 1) + i);
+
+		c.hdr.tid = APP_PID + i % 2;
+		c.ret = (int64_t)i;
+		model_add_call(&m, &c);
+	}
+	m.span_start_ns = 1000;
+	m.span_end_ns = 1000 * (n + 2);
+	model_finish(&m, true, NULL);
+	in.m = &m;
+	assert_int_equal(exports_prepare(&e, path_of, &p, false), 0);
+	assert_int_equal(exports_write(&e, &in), 0);
+	exports_close(&e);
+	text = listing(p.vpd);
+	snprintf(vpd, sizeof(vpd), "%s/%.*s", p.vpd, (int)strcspn(text, "\n"), text);
+	model_init(&back);
+	assert_int_equal(vpd_import(vpd, &back, err, sizeof(err)), 0);
+	assert_int_equal(back.ncalls, n);
+	for (unsigned i = 0; i < n; i++) {
+		struct api_call want = model_call(&m, i), got = model_call(&back, i);
+
+		assert_int_equal(got.fn, want.fn);
+		/* the vpd's times are of the epoch: the same apart */
+		assert_int_equal(got.start_ns - model_call(&back, 0).start_ns,
+				 want.start_ns - model_call(&m, 0).start_ns);
+		assert_int_equal(got.end_ns - got.start_ns, want.end_ns - want.start_ns);
+		assert_int_equal(got.tid, want.tid);
+		assert_int_equal(got.ret, want.ret);
+	}
+	model_free(&back);
+	model_free(&m);
+}
+
 /* --print-gcu-trace: the CSV is the trace; only what is asked for is written */
 static void test_gcu_trace_csv(void **state)
 {
@@ -575,6 +625,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_all, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vpd_calls, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gcu_trace_csv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folded_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_overwrite, setup, teardown),
