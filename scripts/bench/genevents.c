@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
-/* genevents N RAWFILE: a synthetic raw data file of N API calls, written by the product's own
- * writer (output/rawdata.c), so the format stays true; scripts/bench/scale.sh turns it into a
- * profile with topsprof --import-rawdata --export-profile and times the imports and exports.
+/* genevents N RAWFILE [kernels]: a synthetic raw data file of N API calls, written by the
+ * product's own writer (output/rawdata.c), so the format stays true; scripts/bench/scale.sh
+ * turns it into a profile with topsprof --import-rawdata --export-profile and times the imports
+ * and exports. With "kernels", each topsLaunchKernel has its GCU kernel record too (device 0, a
+ * tick a nanosecond, the kernel running after the call), which --print-gcu-trace prints.
  *
  * The calls are what a training loop makes: per step a few launches on two streams, copies,
  * a memset, a stream synchronize, on four threads of one process; every 1000 calls a topstx
@@ -10,6 +12,7 @@
 #include "output/rawdata.h"
 #include "target/runtime/apitable.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,12 +44,15 @@ int main(int argc, char **argv)
 	struct model m;
 	char err[512];
 	unsigned long long n;
-	uint64_t ts = 1000000000ull, id = 1;
+	uint64_t ts = 1000000000ull, id = 1, launch = 0;
+	bool kernels;
 
-	if (argc != 3 || !(n = strtoull(argv[1], NULL, 10))) {
-		fprintf(stderr, "usage: genevents N RAWFILE\n");
+	if ((argc != 3 && (argc != 4 || strcmp(argv[3], "kernels"))) ||
+	    !(n = strtoull(argv[1], NULL, 10))) {
+		fprintf(stderr, "usage: genevents N RAWFILE [kernels]\n");
 		return 2;
 	}
+	kernels = argc == 4;
 	for (size_t i = 0; i < sizeof(mix) / sizeof(mix[0]); i++)
 		fns[i] = fn(mix[i]);
 	if (outtarget_file(&t, argv[2], false, err, sizeof(err)) ||
@@ -58,6 +64,12 @@ int main(int argc, char **argv)
 	m.root_pid = PID;
 	m.header = strdup("NOTE: synthetic profile of genevents (scripts/bench)");
 	m.span_start_ns = ts;
+	if (kernels) {
+		m.dev[0].present = true;
+		m.dev[0].tick_hz = 1000000000ull;
+		model_add_sync(&m, 0, ts, ts); /* ticks are host nanoseconds */
+		m.gcu_activities = GCU_ACT_OPERATOR;
+	}
 	raw_note(w, "header", m.header);
 	for (unsigned long long i = 0; i < n; i++) {
 		struct tp_api_event e = { .hdr = { .type = EV_API_CALL, .pid = PID } };
@@ -93,10 +105,28 @@ int main(int argc, char **argv)
 		}
 		e.start_ns = ts;
 		e.hdr.ts_ns = ts + dur;
+		if (kernels && e.fn == (uint32_t)fns[0]) {
+			static const char *const names[] = { "gemm_f16", "softmax_f32", "layernorm",
+							     "allreduce_ring" };
+			struct gcu_record r = { .kind = GCU_REC_KERNEL,
+						.engine = GCU_ENGINE_COMPUTE,
+						.copy_kind = GCU_COPY_NONE,
+						.pid = PID,
+						.stream_id = (uint32_t)(launch % 2),
+						.launch_id = ++launch,
+						.name_id = (uint32_t)(launch % 4) + 1,
+						.tid = tid,
+						.start_ticks = ts + dur + 100,
+						.end_ticks = ts + dur + 100 + dur * 4 };
+
+			model_add_gcu(&m, &r, names[launch % 4]);
+		}
 		ts += dur + 200;
 		raw_event(w, &e, sizeof(e));
 	}
 	m.span_end_ns = ts;
+	if (kernels)
+		model_add_sync(&m, 0, ts, ts);
 	if (raw_finish(w, &m, &rs, err, sizeof(err))) {
 		fprintf(stderr, "genevents: %s\n", err);
 		return 1;

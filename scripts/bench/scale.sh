@@ -28,9 +28,13 @@ TIME=$BENCH_TIME
 dir=$(mktemp -d /tmp/topsprof-scale.XXXXXX)
 trap 'rm -rf "$dir"' EXIT
 
-gen() { # N: raw data and profile of N events in $dir
+gen() { # N: raw data and profile of N events in $dir; and a profile with a GCU kernel record per
+	# launch (3 in 8 calls), for the GCU trace
 	"$GEN" "$1" "$dir/ev$1.raw"
 	"$TOPSPROF" --quiet --import-rawdata "$dir/ev$1.raw" --export-profile "$dir/ev$1.prof" >/dev/null
+	"$GEN" "$1" "$dir/k$1.raw" kernels
+	"$TOPSPROF" --quiet --import-rawdata "$dir/k$1.raw" --export-profile "$dir/k$1.prof" >/dev/null
+	rm -f "$dir/k$1.raw"
 }
 
 # one run: NAME N command...; appends "seconds kb" to $dir/NAME
@@ -62,8 +66,8 @@ series() { # N: the rows for N events
 		[ "$n" -gt 10000000 ] && continue
 		run "vpd_$n" "$n" "$TOPSPROF" --quiet --import-rawdata "$raw" \
 			--export-visual-profiler "$dir/out"
-		run "csv_$n" "$n" "$TOPSPROF" --quiet --import-profile "$prof" --print-gcu-trace \
-			--export-csv "$dir/out/t.csv"
+		run "csv_$n" "$n" "$TOPSPROF" --quiet --import-profile "$dir/k$n.prof" \
+			--print-gcu-trace --export-csv "$dir/out/t.csv"
 		run "chrome_$n" "$n" "$TOPSPROF" --quiet --import-profile "$prof" \
 			--export-chrome-trace "$dir/out/t.json"
 	done
@@ -97,6 +101,6 @@ for n in "$N" 100000000; do
 	row sum_prof "$n" "summary from a profile (--import-profile)"
 	row sum_raw "$n" "summary from raw data (--import-rawdata)"
 	row vpd "$n" "raw data to vpd (--export-visual-profiler)"
-	row csv "$n" "profile to CSV trace (--print-gcu-trace --export-csv)"
+	row csv "$n" "profile, with a kernel record per launch ($(printf "%'d" $((n * 3 / 8))) of them), to CSV GCU trace (--print-gcu-trace --export-csv)"
 	row chrome "$n" "profile to Chrome trace (--export-chrome-trace)"
 done
