@@ -36,7 +36,7 @@ for k in "$@"; do
 	start=$EPOCHREALTIME
 	for attempt in 1 2; do
 		"$here/run.sh" --kernel "$k" -- env TOPSPROF=/topsprof/build/topsprof \
-			OUTPUT=/topsprof/build TOPSPROF_E2E_MODULES=1 \
+			OUTPUT=/topsprof/build TOPSPROF_E2E_MODULES=1 TOPSPROF_E2E_EMULATED=1 \
 			bash /topsprof/tests/e2e/run.sh "${list[@]}" 2>&1 | tee "$log"
 		rc=${PIPESTATUS[0]}
 		cat "$log" >>"$all"

@@ -45,6 +45,12 @@ app_q() {
 # load average of up to 9 (q 0.11 to 0.5): counts within 3.1 spreads at 97 and 99 Hz (50 runs),
 # 4 at 100 Hz; hot_loop's share within 5 points at 99 Hz, 19 points off once at 100 Hz.
 #
+# In the VM test bed (TOPSPROF_E2E_EMULATED=1: QEMU's TCG, each vCPU a thread of the host's) the
+# guest's clocks run on while the host has a vCPU's thread descheduled, and the guest counts that
+# time as the app's CPU time, which no sampler's timer saw: 197 samples against 217.8 +-19.4 once
+# on a host with two CPU hogs. There the count is held to 25% of E, which still tells the
+# frequency from half or twice it; the spreads above are the host's.
+#
 # expect_samples HZ [lockstep]: the samples at HZ are those of the CPU time the app says it had,
 # E = proc_ms / 1000 * HZ, within 4 spreads and 2 samples ('lockstep': and 30% of E * (1 - q))
 expect_samples() {
@@ -52,10 +58,12 @@ expect_samples() {
 	n=$(samples)
 	checks=$((checks + 1))
 	grep -qE "^==[0-9]+==  *[0-9]+ samples at $1 Hz$" <<<"$out" || die "not sampled at $1 Hz"$'\n'"$out"
-	read -r e tol < <(awk -v c="$(own proc_ms)" -v q="$(app_q)" -v hz="$1" -v lockstep="${2:-}" 'BEGIN {
+	read -r e tol < <(awk -v c="$(own proc_ms)" -v q="$(app_q)" -v hz="$1" -v lockstep="${2:-}" \
+		-v emulated="${TOPSPROF_E2E_EMULATED:-}" 'BEGIN {
 		e = c / 1000 * hz
 		tol = 4 * sqrt(e * (1 - q)) + 2
 		if (lockstep != "") tol += 0.3 * e * (1 - q)
+		if (emulated == 1 && tol < 0.25 * e) tol = 0.25 * e
 		printf "%.1f %.1f\n", e, tol
 	}')
 	checks=$((checks + 1))
