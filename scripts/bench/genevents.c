@@ -108,18 +108,21 @@ int main(int argc, char **argv)
 		if (kernels && e.fn == (uint32_t)fns[0]) {
 			static const char *const names[] = { "gemm_f16", "softmax_f32", "layernorm",
 							     "allreduce_ring" };
-			struct gcu_record r = { .kind = GCU_REC_KERNEL,
-						.engine = GCU_ENGINE_COMPUTE,
-						.copy_kind = GCU_COPY_NONE,
-						.pid = PID,
-						.stream_id = (uint32_t)(launch % 2),
-						.launch_id = ++launch,
-						.name_id = (uint32_t)(launch % 4) + 1,
-						.tid = tid,
-						.start_ticks = ts + dur + 100,
-						.end_ticks = ts + dur + 100 + dur * 4 };
+			struct gcu_record r = {
+				.kind = GCU_REC_KERNEL,
+				.engine = GCU_ENGINE_COMPUTE,
+				.copy_kind = GCU_COPY_NONE,
+				.pid = PID,
+				.stream_id = 0, /* the launches name no stream: the default one */
+				.launch_id = ++launch,
+				.name_id = (uint32_t)(i / 2 % 4) + 1,
+				.tid = tid,
+				.start_ticks = ts + dur + 100,
+				.end_ticks = ts + dur + 100 + dur * 4
+			};
 
-			model_add_gcu(&m, &r, names[launch % 4]);
+			/* a kernel function (args[0], by i % 64) has one name */
+			model_add_gcu(&m, &r, names[i / 2 % 4]);
 		}
 		ts += dur + 200;
 		raw_event(w, &e, sizeof(e));
