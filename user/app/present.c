@@ -156,9 +156,8 @@ int print_outputs(const struct cli *cli, const struct model *m, const struct exp
 	if (cli->given[OPT_QUERY_TRACE]) {
 		query_trace(m);
 	} else {
-		char *buf = NULL;
-		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
+		/* streamed: a GCU trace of millions of records is not held whole */
+		FILE *f = out_stream(cli->given[OPT_QUIET]);
 
 		if (f) {
 			report_progress(f, m->process_s);
@@ -167,8 +166,6 @@ int print_outputs(const struct cli *cli, const struct model *m, const struct exp
 			if (summary)
 				report_summary(f, m, &ro);
 			fclose(f);
-			out_write(stdout, cli->given[OPT_QUIET], buf, len);
-			free(buf);
 		}
 	}
 	warn_losses(m);

@@ -77,6 +77,26 @@ void out_write(FILE *stream, bool quiet, const char *buf, size_t len)
 	}
 }
 
+static ssize_t out_stream_write(void *cookie, const char *buf, size_t len)
+{
+	out_write(stdout, cookie != NULL, buf, len);
+	return (ssize_t)len;
+}
+
+FILE *out_stream(bool quiet)
+{
+	static const cookie_io_functions_t io = { .write = out_stream_write };
+	FILE *f;
+
+	if (quiet && !tee_open)
+		return NULL;
+	f = fopencookie(quiet ? (void *)1 : NULL, "w", io);
+	/* a chunk at a time to out_write: whole lines but for the last */
+	if (f)
+		setvbuf(f, NULL, _IOFBF, 1 << 16);
+	return f;
+}
+
 static void out_vprint_q(FILE *stream, bool quiet, const char *fmt, va_list ap)
 {
 	char small[1024], *buf = small;

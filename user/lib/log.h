@@ -28,6 +28,9 @@ int log_tee_close(char *err, size_t errlen);
 /* topsprof's own output to stream (stdout, or stderr) and the log file; quiet output goes to
  * the log file only */
 void out_write(FILE *stream, bool quiet, const char *buf, size_t len);
+/* a stream whose writes go to out_write(stdout, quiet, ...) as its buffer fills: a long report is
+ * never held whole in memory. NULL when nothing would take them (quiet, and no log file) */
+FILE *out_stream(bool quiet);
 void out_print(FILE *stream, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* to standard output unless quiet, and the log file */
 void out_print_quiet(bool quiet, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
