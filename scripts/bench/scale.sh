@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 # The 10M-event post-processing series (issue 14): a synthetic raw data file of N API calls
-# (build/bench/genevents, through the product's own writer) and the profile made from it, then
+# (build/bench/genevents, through the product's own writer) and the profile made from it (and one
+# with a GCU kernel record for each launch, whose GCU trace the CSV row writes), then
 # each import and export timed with its maximum resident set (GNU time's %M), ROUNDS rounds
 # interleaved; prints a Markdown table of the median (min-max) seconds and MB, and bytes per
 # event of the median RSS. BENCH_SCALE_EVENTS sets N (default 10000000), BENCH_SCALE_ROUNDS the
@@ -73,13 +74,13 @@ series() { # N: the rows for N events
 	done
 }
 
-row() { # NAME N what
-	local f=$dir/$1_$2
+row() { # NAME N what [EVENTS]: the row of N calls, EVENTS events in all (default N)
+	local f=$dir/$1_$2 ev=${4:-$2}
 	[ -s "$f" ] || return 0
 	local kb
 	kb=$(sort -g -k2,2 "$f" | awk '{ v[NR] = $2 } END { print v[int((NR + 1) / 2)] }')
-	echo "| $3 | $(printf "%'d" "$2") | $(stat "$f" 1 1 "%.2f") s | $(stat "$f" 2 1024 "%.0f") MB |" \
-		"$(awk -v k="$kb" -v n="$2" 'BEGIN { printf "%.1f", k * 1024 / n }') |"
+	echo "| $3 | $(printf "%'d" "$ev") | $(stat "$f" 1 1 "%.2f") s | $(stat "$f" 2 1024 "%.0f") MB |" \
+		"$(awk -v k="$kb" -v n="$ev" 'BEGIN { printf "%.1f", k * 1024 / n }') |"
 }
 
 gen "$N"
@@ -101,6 +102,6 @@ for n in "$N" 100000000; do
 	row sum_prof "$n" "summary from a profile (--import-profile)"
 	row sum_raw "$n" "summary from raw data (--import-rawdata)"
 	row vpd "$n" "raw data to vpd (--export-visual-profiler)"
-	row csv "$n" "profile, with a kernel record per launch ($(printf "%'d" $((n * 3 / 8))) of them), to CSV GCU trace (--print-gcu-trace --export-csv)"
+	row csv "$n" "profile of the calls and a GCU kernel record per launch ($(printf "%'d" $((n * 3 / 8)))) to CSV GCU trace (--print-gcu-trace --export-csv)" $((n + n * 3 / 8))
 	row chrome "$n" "profile to Chrome trace (--export-chrome-trace)"
 done

@@ -108,8 +108,8 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
 		return 1;
 	}
-	/* the releaser of the followed processes' links is forked now, before the collectors' threads run
-	 * (a child of a single thread inherits no lock held), while topsprof is small */
+	/* the releaser of the followed processes' links is forked now, before the collectors'
+	 * threads run (a child of a single thread inherits no lock held), while topsprof is small */
 	if (c->env.scoped && (err = bpf_releaser_open(&c->env.releaser)))
 		pr_debug("no releaser process (%s): an ended process's links are released in the "
 			 "event loop",

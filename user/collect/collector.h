@@ -31,9 +31,9 @@
 #include "model/model.h"
 #include "target/discover.h"
 
-/* what the run asks of the collectors, from its options */
 struct bpf_releaser;
 
+/* what the run asks of the collectors, from its options */
 struct collect_settings {
 	bool system_wide;
 	bool launched;	 /* an application is launched (not attached, not the whole host) */

@@ -25,7 +25,7 @@ struct tracer_opts {
 	/* probes in the followed processes alone (tracer_follow), where the kernel has
 	 * uprobe_multi links; else (and without) in every process that maps a probed file */
 	bool scoped;
-	struct bpf_releaser *releaser; /* where an ended process's links go (the caller's) */
+	struct bpf_releaser *releaser; /* where followed processes' links go (the caller's) */
 };
 
 int tracer_open(struct tracer **out, const struct tracer_opts *o);
