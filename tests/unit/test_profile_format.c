@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 /* The profile file, format 2.0 (blocks) and 1.x (one zlib stream): round trips of calls in
- * several CALL blocks in their order with their strings, the calls skipped when only a summary
+ * several CALL blocks in their order with their strings, and of GCU records in several GOPS
+ * blocks, the calls skipped when only a summary
  * is asked for (the statistics still whole), 1.2 files still read, and a truncated or corrupt
  * file refused with one error. */
 #include <setjmp.h>
@@ -20,6 +21,7 @@
 #include "output/store.h"
 
 #define NCALLS 70000 /* more than a CALL block holds (65536) */
+#define NOPS   70000 /* more than a GOPS block holds (65536) */
 
 /* a finished model of NCALLS runtime calls (every 1000th with a string) and a topstx range */
 static void build(struct model *m)
@@ -52,6 +54,26 @@ static void build(struct model *m)
 			free(s);
 		}
 		model_add_call(m, &e);
+	}
+	/* GCU kernel records (no GCU activity collected: none joins a call) */
+	m->dev[0].present = true;
+	m->dev[0].tick_hz = 1000000000ull;
+	for (uint64_t i = 0; i < NOPS; i++) {
+		static const char *const names[] = { "gemm", "softmax", "layernorm" };
+		struct gcu_record r = { .kind = GCU_REC_KERNEL,
+					.copy_kind = GCU_COPY_NONE,
+					.pid = 7,
+					.tid = 7 + (uint32_t)(i % 3),
+					.stream_id = (uint32_t)(i % 2),
+					.launch_id = i + 1,
+					.name_id = (uint32_t)(i % 3) + 1,
+					.start_ticks = 500 * i,
+					.end_ticks = 500 * i + 100 + i % 7,
+					.bytes = i };
+
+		model_add_gcu(m, &r, names[i % 3]);
+		m->ops[m->nops - 1].start_ns = 1000 * i + 3;
+		m->ops[m->nops - 1].end_ns = 1000 * i + 300;
 	}
 	model_finish(m, true, NULL);
 }
@@ -87,6 +109,40 @@ static void same_calls(const struct model *a, const struct model *b)
 	}
 	assert_memory_equal(a->stats, b->stats, sizeof(a->stats));
 	assert_string_equal(a->header, b->header);
+	/* the GCU records, in their order, from several GOPS blocks */
+	assert_int_equal(a->nops, b->nops);
+	for (size_t i = 0; i < a->nops; i++) {
+		const struct gcu_op *x = &a->ops[i], *y = &b->ops[i];
+
+		assert_int_equal(x->rec.launch_id, y->rec.launch_id);
+		assert_int_equal(x->rec.tid, y->rec.tid);
+		assert_int_equal(x->rec.stream_id, y->rec.stream_id);
+		assert_int_equal(x->rec.name_id, y->rec.name_id);
+		assert_int_equal(x->rec.start_ticks, y->rec.start_ticks);
+		assert_int_equal(x->rec.end_ticks, y->rec.end_ticks);
+		assert_int_equal(x->rec.bytes, y->rec.bytes);
+		assert_int_equal(x->start_ns, y->start_ns);
+		assert_int_equal(x->end_ns, y->end_ns);
+		assert_int_equal(x->call, y->call);
+		assert_string_equal(x->name, y->name);
+	}
+}
+
+/* how many blocks of a 2.0 file carry tag (4 characters) */
+static int blocks(const unsigned char *file, size_t len, const char *tag)
+{
+	size_t at = 32; /* the header */
+	int n = 0;
+
+	while (at + 24 <= len) {
+		uint64_t zlen = 0;
+
+		for (int i = 0; i < 8; i++)
+			zlen |= (uint64_t)file[at + 16 + (size_t)i] << (8 * i);
+		n += !memcmp(file + at, tag, 4);
+		at += 24 + zlen;
+	}
+	return n;
 }
 
 static void test_round_trip(void **state)
@@ -101,6 +157,10 @@ static void test_round_trip(void **state)
 		unsigned char *file = to_file(&m, v1, &len);
 
 		assert_int_equal(file[8], v1 ? 1 : 2);
+		if (!v1) { /* a block holds a part: a reader holds no more */
+			assert_int_equal(blocks(file, len, "CALL"), 2);
+			assert_int_equal(blocks(file, len, "GOPS"), 2);
+		}
 		model_init(&back);
 		assert_int_equal(store_parse_profile(file, len, &back, err, sizeof(err)), 0);
 		same_calls(&m, &back);

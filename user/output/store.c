@@ -35,6 +35,9 @@ enum {
 
 #define BLOCK_HEADER	  24
 #define CALLS_PER_SECTION 65536
+/* GCU records a GOPS block (about 6 MB): a reader holds one block's bytes at a time, not the
+ * whole section's (3.75M records: 357 MB). A reader appends each block's records to the last's */
+#define OPS_PER_SECTION 65536
 
 /* --- writing --------------------------------------------------------------------------------- */
 
@@ -382,6 +385,10 @@ static void encode(struct wbuf *b, const struct model *m)
 	for (size_t i = 0; i < m->nops; i++) {
 		const struct gcu_op *op = &m->ops[i];
 
+		if (i && !(i % OPS_PER_SECTION)) { /* a block a piece, as the calls */
+			end(b, s);
+			s = begin(b, SEC_GOPS);
+		}
 		put_record(b, &op->rec);
 		put_u64(b, op->start_ns);
 		put_u64(b, op->end_ns);

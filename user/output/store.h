@@ -8,7 +8,9 @@
  *     | u32 compressed bytes                     (2.0: the last three fields 0)
  *   sections { u32 tag | u32 0 | u64 length | bytes }, each made of fixed-width integers and
  *     strings (u32 length, bytes); unknown tags are skipped, so a newer minor version stays
- *     readable. The calls are sections of 65536 calls at most, appended to each other.
+ *     readable. The calls are sections of 65536 calls at most, appended to each other, and so
+ *     are the GCU records (GOPS: 65536 records a section, since 2.0's writer of 2026-12; a reader
+ *     of any 1.x or 2.0 appends each GOPS section's records to the last's).
  *   1.x: the payload, every section one after the other, is one zlib stream.
  *   2.0: each section is a block { u32 tag | u32 0 | u64 length | u64 compressed length } and
  *     its bytes as a zlib stream (adler32-checked), the last block "END " (length 0): a block is
