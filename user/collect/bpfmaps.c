@@ -112,10 +112,8 @@ void bpf_release_now(struct bpf_link **links, size_t nlinks, const int *fds, siz
 static bool background;
 static pid_t background_pid;
 
-/* whether this is the process's only thread. A child forked while another thread runs may
- * inherit a lock that thread held (the allocator's, under ASan) and wait for it forever: the
- * children below, which allocate and start threads, are forked only from a single thread. */
-static bool single_threaded(void)
+/* the threads of this process the kernel counts (0: unknown) */
+static long thread_count(void)
 {
 	char buf[1024];
 	int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
@@ -126,7 +124,7 @@ static bool single_threaded(void)
 	if (fd >= 0)
 		close(fd);
 	if (n <= 0)
-		return false;
+		return 0;
 	buf[n] = '\0';
 	/* after the command's closing parenthesis: the state (field 3) ... num_threads (20) */
 	p = strrchr(buf, ')');
@@ -134,7 +132,26 @@ static bool single_threaded(void)
 		p = strchr(p + 1, ' ');
 	if (p)
 		threads = strtol(p + 1, NULL, 10);
-	return threads == 1;
+	return threads;
+}
+
+/* whether this is the process's only thread. A child forked while another thread runs may
+ * inherit a lock that thread held (the allocator's, under ASan) and wait for it forever: the
+ * children below, which allocate and start threads, are forked only from a single thread. A
+ * thread just joined is counted a moment longer, while the kernel ends it (it runs no code of
+ * the process's by then): up to 10 ms for the count to come down. */
+static bool single_threaded(void)
+{
+	for (int i = 0; i < 100; i++) {
+		long n = thread_count();
+
+		if (n == 1)
+			return true;
+		if (n <= 0)
+			return false;
+		usleep(100);
+	}
+	return false;
 }
 
 void bpf_release_in_background(void)
