@@ -48,12 +48,18 @@ static unsigned activity_of(enum api_category c)
 	return c == CAT_LAUNCH ? GCU_ACT_OPERATOR : GCU_ACT_MEMCPY;
 }
 
+/* the indices sorted here, of records and of calls: 4 bytes each (a join of millions of calls
+ * holds several arrays of them); gcu_join joins no more records than UINT32_MAX, nor calls than
+ * INT32_MAX (gcu_op.call) */
+typedef uint32_t join_idx;
+
 /* sort keys */
 static const struct model *cur;
 
 static int by_thread_launch(const void *a, const void *b)
 {
-	const struct gcu_op *x = &cur->ops[*(const size_t *)a], *y = &cur->ops[*(const size_t *)b];
+	const struct gcu_op *x = &cur->ops[*(const join_idx *)a];
+	const struct gcu_op *y = &cur->ops[*(const join_idx *)b];
 
 	if (x->rec.pid != y->rec.pid)
 		return x->rec.pid < y->rec.pid ? -1 : 1;
@@ -64,7 +70,7 @@ static int by_thread_launch(const void *a, const void *b)
 
 static int by_thread_start(const void *a, const void *b)
 {
-	size_t i = *(const size_t *)a, j = *(const size_t *)b;
+	size_t i = *(const join_idx *)a, j = *(const join_idx *)b;
 	uint32_t xpid, xtid, ypid, ytid;
 	uint64_t xs, ys;
 
@@ -153,8 +159,8 @@ static bool matches(struct ids *ids, const struct api_call *c, uint32_t gen,
 
 static int by_start(const void *a, const void *b)
 {
-	uint64_t x = calls_start_ns(&cur->calls, *(const size_t *)a);
-	uint64_t y = calls_start_ns(&cur->calls, *(const size_t *)b);
+	uint64_t x = calls_start_ns(&cur->calls, *(const join_idx *)a);
+	uint64_t y = calls_start_ns(&cur->calls, *(const join_idx *)b);
 
 	return x < y ? -1 : x > y;
 }
@@ -164,7 +170,7 @@ static int by_start(const void *a, const void *b)
 static uint32_t *stream_generations(const struct model *m)
 {
 	uint32_t *gen = calloc(m->ncalls + 1, sizeof(*gen));
-	size_t *order = malloc((m->ncalls + 1) * sizeof(*order));
+	join_idx *order = malloc((m->ncalls + 1) * sizeof(*order));
 	struct ids seen = { 0 }; /* (pid, handle) -> destroys so far */
 
 	if (!gen || !order) {
@@ -172,7 +178,7 @@ static uint32_t *stream_generations(const struct model *m)
 		return gen;
 	}
 	for (size_t i = 0; i < m->ncalls; i++)
-		order[i] = i;
+		order[i] = (join_idx)i;
 	cur = m;
 	qsort(order, m->ncalls, sizeof(*order), by_start);
 	for (size_t k = 0; k < m->ncalls; k++) {
@@ -216,8 +222,9 @@ static bool same_thread(const struct model *m, size_t i, const struct gcu_op *op
 
 void gcu_join(struct model *m)
 {
-	size_t *ops = malloc((m->nops + 1) * sizeof(*ops));
-	size_t *calls = malloc((m->ncalls + 1) * sizeof(*calls));
+	bool fits = m->nops < UINT32_MAX && m->ncalls < INT32_MAX; /* gcu_op.call is an int32_t */
+	join_idx *ops = fits ? malloc((m->nops + 1) * sizeof(*ops)) : NULL;
+	join_idx *calls = fits ? malloc((m->ncalls + 1) * sizeof(*calls)) : NULL;
 	uint32_t *gen = NULL;
 	size_t nops = 0, ncalls = 0, ci = 0;
 	struct ids ids = { 0 };
@@ -227,7 +234,7 @@ void gcu_join(struct model *m)
 		goto out;
 	for (size_t i = 0; i < m->nops; i++)
 		if (primary(&m->ops[i]))
-			ops[nops++] = i;
+			ops[nops++] = (join_idx)i;
 	/* no record to join (no GCU activity, or raw data of the calls only): every call is
 	 * counted below as it is, without sorting them all by start first */
 	gen = nops ? stream_generations(m) : calloc(1, sizeof(*gen));
@@ -238,7 +245,7 @@ void gcu_join(struct model *m)
 
 		if ((c == CAT_LAUNCH || c == CAT_MEMCPY || c == CAT_MEMSET) &&
 		    (m->gcu_activities & activity_of(c)))
-			calls[ncalls++] = i;
+			calls[ncalls++] = (join_idx)i;
 	}
 	cur = m;
 	qsort(ops, nops, sizeof(*ops), by_thread_launch);
@@ -279,7 +286,7 @@ void gcu_join(struct model *m)
 	/* a kernel's data moves belong to its call: the primary record of the same command */
 	for (size_t i = 0; i < m->nops; i++) {
 		struct gcu_op *d = &m->ops[i];
-		size_t key = i, *hit;
+		join_idx key = (join_idx)i, *hit;
 
 		if (primary(d))
 			continue;

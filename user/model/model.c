@@ -305,9 +305,36 @@ void model_add_gcu(struct model *m, const struct gcu_record *r, const char *name
 		return;
 	op = &m->ops[m->nops++];
 	memset(op, 0, sizeof(*op));
-	op->rec = *r;
+	op->rec = (struct gcu_oprec){ .launch_id = r->launch_id,
+				      .start_ticks = r->start_ticks,
+				      .end_ticks = r->end_ticks,
+				      .bytes = r->bytes,
+				      .pid = r->pid,
+				      .tid = r->tid,
+				      .stream_id = r->stream_id,
+				      .name_id = r->name_id,
+				      .device = (uint8_t)r->device,
+				      .kind = (uint8_t)r->kind,
+				      .engine = r->engine,
+				      .copy_kind = r->copy_kind };
 	op->call = -1;
 	op->name = dev_name(&m->dev[r->device], r->name_id, name);
+}
+
+struct gcu_record gcu_op_record(const struct gcu_op *op)
+{
+	return (struct gcu_record){ .kind = op->rec.kind,
+				    .engine = op->rec.engine,
+				    .copy_kind = op->rec.copy_kind,
+				    .device = op->rec.device,
+				    .pid = op->rec.pid,
+				    .stream_id = op->rec.stream_id,
+				    .launch_id = op->rec.launch_id,
+				    .name_id = op->rec.name_id,
+				    .tid = op->rec.tid,
+				    .start_ticks = op->rec.start_ticks,
+				    .end_ticks = op->rec.end_ticks,
+				    .bytes = op->rec.bytes };
 }
 
 void model_add_sync(struct model *m, int dev, uint64_t host_ns, uint64_t ticks)

@@ -250,8 +250,9 @@ int raw_finish(struct raw_writer *w, const struct model *m, const struct raw_set
 	}
 	for (size_t i = 0; i < m->nops; i++) {
 		const char *name = m->ops[i].name ? m->ops[i].name : "";
+		struct gcu_record r = gcu_op_record(&m->ops[i]);
 
-		put(w, RAW_GCU, &m->ops[i].rec, sizeof(m->ops[i].rec), name, strlen(name));
+		put(w, RAW_GCU, &r, sizeof(r), name, strlen(name));
 	}
 	/* statistics mode: what the kernel aggregated */
 	for (unsigned f = 0; s->stats_mode && f < api_table_len; f++) {

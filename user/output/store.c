@@ -131,7 +131,7 @@ static void end(struct wbuf *b, size_t at)
 		flush_block(b);
 }
 
-static void put_record(struct wbuf *b, const struct gcu_record *r)
+static void put_record(struct wbuf *b, const struct gcu_oprec *r)
 {
 	put_u32(b, r->kind);
 	put_u8(b, r->engine);
@@ -837,6 +837,7 @@ static int decode_ops(struct rbuf *r, struct model *m)
 		if (r->bad || rec.device >= GCU_RO_MAX_DEVICES ||
 		    rec.name_id >= GCU_RO_MAX_NAME_ID ||
 		    ((int64_t)call >= 0 && call >= m->ncalls && !m->summary_only) ||
+		    ((int64_t)call >= 0 && call > INT32_MAX) || (int64_t)call < -1 ||
 		    (name && !rec.name_id)) {
 			free(name);
 			r->bad = true;

@@ -947,7 +947,9 @@ static int one_op(sqlite3_stmt *st, struct model *m)
 		return -1;
 	m->ops[m->nops - 1].start_ns = (uint64_t)sqlite3_column_int64(st, 1);
 	m->ops[m->nops - 1].end_ns = (uint64_t)sqlite3_column_int64(st, 2);
-	m->ops[m->nops - 1].call = call > 0 && (uint64_t)call <= m->ncalls ? call - 1 : -1;
+	m->ops[m->nops - 1].call = call > 0 && call <= INT32_MAX && (uint64_t)call <= m->ncalls
+					   ? (int32_t)(call - 1)
+					   : -1;
 	m->dev[r.device].present = true;
 	return 0;
 }
