@@ -338,7 +338,7 @@ static void test_write_all(void **state)
 	model_free(&m);
 }
 
-/* a vpd of more calls than its writer puts in one statement (32), not a multiple of it: each
+/* a vpd of more calls than its writer puts in one statement (128), not a multiple of it: each
  * call is read back, in order, as it was */
 static void test_vpd_calls(void **state)
 {
@@ -349,7 +349,7 @@ static void test_vpd_calls(void **state)
 	struct exports e;
 	char err[512], vpd[PATH_MAX];
 	const char *text;
-	const unsigned n = 32 * 3 + 7;
+	const unsigned n = 128 * 2 + 7;
 
 	(void)state;
 	model_init(&m);
