@@ -62,4 +62,20 @@ static inline int lines(const char *s)
 	return n;
 }
 
+/* a directory of a test's own, /tmp/NAME.XXXXXX, into dir (64 bytes): 0, or -1 */
+static inline int test_dir_make(char *dir, const char *name)
+{
+	snprintf(dir, 64, "/tmp/%s.XXXXXX", name);
+	return mkdtemp(dir) ? 0 : -1;
+}
+
+/* it and all it holds gone: 0, or -1 */
+static inline int test_dir_remove(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	return system(cmd) ? -1 : 0;
+}
+
 #endif

@@ -161,17 +161,13 @@ static unsigned exporter_index(const char *option)
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_export.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make(dir, "test_export");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) ? -1 : 0;
+	return test_dir_remove(dir);
 }
 
 /* the names in d, sorted, one per line */

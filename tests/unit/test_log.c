@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "helpers.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,17 +26,13 @@ static int saved_stdout = -1;
 static int setup(void **state)
 {
 	(void)state;
-	snprintf(dir, sizeof(dir), "/tmp/test_log.XXXXXX");
-	return mkdtemp(dir) ? 0 : -1;
+	return test_dir_make(dir, "test_log");
 }
 
 static int teardown(void **state)
 {
-	char cmd[128];
-
 	(void)state;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	return system(cmd) ? -1 : 0;
+	return test_dir_remove(dir);
 }
 
 /* standard output into dir/name from now on */
