@@ -273,13 +273,45 @@ static void test_summary_only(void **state)
 		model_free(all[k]);
 }
 
+/* a GCU record kept in the model's 80 bytes gives back the readout's record it came from (the
+ * raw data write it so); a kind that does not fit the byte is no record's kind */
+static void test_gcu_record(void **state)
+{
+	struct gcu_record r = { .kind = GCU_REC_MEMCPY,
+				.engine = GCU_ENGINE_ODTE,
+				.copy_kind = 1,
+				.device = 15,
+				.pid = 4242,
+				.stream_id = 7,
+				.launch_id = 1ull << 40,
+				.name_id = 0,
+				.tid = 4243,
+				.start_ticks = 1ull << 50,
+				.end_ticks = (1ull << 50) + 123,
+				.bytes = 1ull << 33 },
+			  back;
+	struct model m;
+
+	(void)state;
+	assert_int_equal(sizeof(struct gcu_op), 80);
+	model_init(&m);
+	model_add_gcu(&m, &r, NULL);
+	assert_int_equal(m.nops, 1);
+	assert_int_equal(m.ops[0].call, -1);
+	back = gcu_op_record(&m.ops[0]);
+	assert_memory_equal(&back, &r, sizeof(r));
+	r.kind = 256 + GCU_REC_KERNEL;
+	model_add_gcu(&m, &r, NULL);
+	assert_int_equal(m.ops[1].rec.kind, UINT8_MAX);
+	model_free(&m);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_strings),
-		cmocka_unit_test(test_runtime_stats),
-		cmocka_unit_test(test_topstx_pairing),
-		cmocka_unit_test(test_summary_only),
+		cmocka_unit_test(test_strings),	       cmocka_unit_test(test_runtime_stats),
+		cmocka_unit_test(test_topstx_pairing), cmocka_unit_test(test_summary_only),
+		cmocka_unit_test(test_gcu_record),
 	};
 
 	return cmocka_run_group_tests_name("model", tests, NULL, NULL);

@@ -314,7 +314,8 @@ void model_add_gcu(struct model *m, const struct gcu_record *r, const char *name
 				      .stream_id = r->stream_id,
 				      .name_id = r->name_id,
 				      .device = (uint8_t)r->device,
-				      .kind = (uint8_t)r->kind,
+				      /* a kind past a byte's stays one no record has */
+				      .kind = r->kind > UINT8_MAX ? UINT8_MAX : (uint8_t)r->kind,
 				      .engine = r->engine,
 				      .copy_kind = r->copy_kind };
 	op->call = -1;
