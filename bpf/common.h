@@ -3,6 +3,8 @@
 #ifndef TOPSPROF_BPF_COMMON_H
 #define TOPSPROF_BPF_COMMON_H
 
+#include <bpf/bpf_core_read.h>
+
 /* one load the compiler neither repeats nor leaves out (another CPU, or topsprof, writes it) */
 #define READ_ONCE(x) (*(const volatile typeof(x) *)&(x))
 
@@ -33,17 +35,25 @@ static __always_inline void count_in(void *drops, __u32 which)
 		__sync_fetch_and_add(n, 1);
 }
 
-/* The first stack taken of a process, announced: seen (a hash, u32 tgid -> u8) keeps every
- * process once, ring (a ring buffer) carries the new one's tgid to topsprof, which reads the
- * process's mappings at once (a short-lived process is gone soon). A full ring loses nothing:
- * topsprof walks seen now and then. */
+/* The first stack taken of a process, and the first after each of its execs (a new image, whose
+ * mappings are new), announced: seen (a hash, u32 tgid -> u64 the image: the task's
+ * self_exec_id) keeps every process once, ring (a ring buffer) carries the tgid to topsprof,
+ * which reads the process's mappings at once (a short-lived process, or image, is gone soon). A
+ * full ring loses nothing: topsprof walks seen now and then. tgid is the current task's. */
 static __always_inline void announce_process(void *seen, void *ring, __u32 tgid)
 {
-	__u8 one = 1;
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	__u64 image = BPF_CORE_READ(task, self_exec_id), *known;
 	__u32 *e;
 
-	if (bpf_map_lookup_elem(seen, &tgid) || bpf_map_update_elem(seen, &tgid, &one, BPF_NOEXIST))
+	known = bpf_map_lookup_elem(seen, &tgid);
+	if (known) {
+		if (*known == image)
+			return;
+		*known = image;
+	} else if (bpf_map_update_elem(seen, &tgid, &image, BPF_NOEXIST)) {
 		return;
+	}
 	e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
 	if (!e)
 		return;

@@ -60,7 +60,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
 	__type(key, __u32);
-	__type(value, __u8);
+	__type(value, __u64); /* the image last announced (announce_process) */
 } kc_seen SEC(".maps");
 
 struct {

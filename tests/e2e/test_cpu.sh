@@ -239,6 +239,18 @@ else
 	echo "note: no unshare: the mount namespace cases are not run"
 fi
 
+# --- a wrapper busy for more than a second (past the age at which a process's mappings are read at
+# every poll) that then execs a short app, as `sh -c '...; exec app'` does: the new image is read
+# at its first sample, not when the wrapper's mappings are next due (they were before, and the
+# app's frames were named from the wrapper's, under its name, in 3 runs of 4 here)
+run "$TOPSPROF" --cpu-profiling-callstack --runtime-lib "$OUTPUT/sim/lib/libtopsrt.so.1" \
+	--export-folded "$TMP/exec.folded" bash -c \
+	"while [ \$SECONDS -lt 2 ]; do :; done; exec '$BIN/cpu_hot' -c 200"
+expect_rc 0
+checks=$((checks + 1))
+grep -qE '^cpu_hot;.*;main;hot_loop [0-9]+$' "$TMP/exec.folded" ||
+	die "the app the wrapper exec'd is not named:"$'\n'"$(cat "$TMP/exec.folded")"
+
 # --- without sampling: the section says so; the export is refused before anything runs -------
 run "$TOPSPROF" "$BIN/cpu_hot" 10
 expect_rc 0

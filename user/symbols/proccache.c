@@ -255,9 +255,12 @@ void proccache_renew(struct proccache *pc, uint32_t tgid, uint64_t now)
 {
 	struct cached_proc *p = (struct cached_proc *)proccache_find(pc, tgid);
 
-	if (p && p->gone) {
+	/* a new image (an exec) or a new process with the pid: read now, and young again (read at
+	 * every poll while it maps its libraries) */
+	if (p) {
 		p->gone = p->pruned = false;
-		p->first_ns = now; /* young again */
+		p->first_ns = now;
+		p->read_ns = 0;
 		p->read_once = false;
 	}
 	proccache_capture(pc, tgid, now);

@@ -46,8 +46,9 @@ struct proccache {
 /* (re)read a process's mappings and name, as its age asks; now: CLOCK_MONOTONIC ns. A process
  * gone, or exiting (its mappings read empty), keeps the last ones read. */
 void proccache_capture(struct proccache *pc, uint32_t tgid, uint64_t now);
-/* a process announced again: its pid was taken by a new process, whose mappings replace the
- * ones kept (the stacks of both share the pid) */
+/* a process announced again: it exec'd, or its pid was taken by a new process; the new image's
+ * mappings and name replace the ones kept (the stacks of both share the pid: those taken before
+ * are named from the new image's too) */
 void proccache_renew(struct proccache *pc, uint32_t tgid, uint64_t now);
 /* the same for every key (a u32 tgid) of a BPF hash map */
 void proccache_capture_map(struct proccache *pc, int map_fd, uint64_t now);
