@@ -157,6 +157,14 @@ else
 	echo "strace is not installed (scripts/install-deps.sh installs it): its case left out"
 fi
 
+# the collection over (--duration) before a child of the application execs: the child, held at
+# its exec for probes that no longer come, runs on at once, and the application that waits for it
+# with it (topsprof, waiting for the application, waited for ever before)
+run timeout 60 "$TOPSPROF" "${RT[@]}" --print-app-log --duration 0.3 sh -c \
+	"sleep 1; '$OUTPUT/sim/bin/fork_app' 1 >/dev/null; echo child-done"
+expect_rc 0 "an application whose child execs after --duration's end"
+expect_out "child-done"
+
 # on the file: every process that maps it has the probes
 for how in system-wide no-scope; do
 	if [ $how = system-wide ]; then

@@ -163,13 +163,17 @@ bool forward_signals(const struct proctree *pt, pid_t app)
  * what came since the loop's last look (in its last wait, in the report) first. Called with the
  * handlers installed; the handled signals are blocked but while waiting (wait_mask, as in
  * collect). A reaped application is not signaled (its pid may be another's by then). */
-void wait_app(struct launch *app, const struct proctree *pt, const sigset_t *wait_mask)
+void wait_app(struct launch *app, struct proctree *pt, const sigset_t *wait_mask)
 {
 	sigprocmask(SIG_BLOCK, &handled_signals, NULL);
 	for (;;) {
+		/* a process of the application's held meanwhile (it execs a child) wakes the wait,
+		 * and runs on (proctree_let_go): the application may wait for it */
+		struct pollfd held = { pt ? proctree_epoll_fd(pt) : -1, POLLIN, 0 };
 		int wait_ms;
 		struct timespec ts;
 
+		proctree_let_go(pt);
 		errno = 0;
 		if (launch_reap(app, false) || errno == ECHILD)
 			break;
@@ -177,7 +181,7 @@ void wait_app(struct launch *app, const struct proctree *pt, const sigset_t *wai
 		wait_ms = forward_signals(pt, app->pid) ? 5 : POLL_MS;
 		ts.tv_sec = wait_ms / 1000;
 		ts.tv_nsec = (wait_ms % 1000) * 1000000L;
-		ppoll(NULL, 0, &ts, wait_mask);
+		ppoll(&held, 1, &ts, wait_mask);
 	}
 	sigprocmask(SIG_SETMASK, wait_mask, NULL);
 }

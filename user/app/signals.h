@@ -34,6 +34,6 @@ void signals_give_to(pid_t app);
 bool forward_signals(const struct proctree *pt, pid_t app);
 /* until app ends (--duration may end the profiling first), forwarding as the main loop does;
  * the handled signals are blocked but while waiting (wait_mask) */
-void wait_app(struct launch *app, const struct proctree *pt, const sigset_t *wait_mask);
+void wait_app(struct launch *app, struct proctree *pt, const sigset_t *wait_mask);
 
 #endif

@@ -26,7 +26,8 @@ struct proctree {
 	proctree_event_fn on_event;
 	void *ctx;
 	bool holds;
-	bool closing; /* the programs detached: what is left of the ring is only released */
+	bool closing; /* collection over, or the programs detached: the ring's held processes are
+		       * only released */
 };
 
 static int handle(void *ctx, void *data, size_t size)
@@ -224,6 +225,14 @@ int proctree_release(struct proctree *pt, pid_t pid)
 	return kill(pid, SIGCONT) ? -errno : 0;
 }
 
+void proctree_let_go(struct proctree *pt)
+{
+	if (!pt || !pt->rb)
+		return;
+	pt->closing = true;
+	ring_buffer__consume(pt->rb);
+}
+
 int proctree_epoll_fd(const struct proctree *pt)
 {
 	return ring_buffer__epoll_fd(pt->rb);
@@ -401,6 +410,13 @@ static void proc_poll(struct collector_state *st)
 	proctree_poll(st->h, 0);
 }
 
+/* what came up to the end; then a process held after it runs on as it comes */
+static void proc_finish(struct collector_state *st)
+{
+	proctree_poll(st->h, 0);
+	proctree_let_go(st->h);
+}
+
 static void proc_report(struct collector_state *st)
 {
 	struct proctree_drops d = { 0, 0 };
@@ -424,7 +440,7 @@ const struct collector proc_collector = {
 	.open = proc_open,
 	.fd = proc_fd,
 	.poll = proc_poll,
-	.finish = proc_poll,
+	.finish = proc_finish,
 	.report = proc_report,
 	.close = proc_close,
 };
