@@ -410,13 +410,6 @@ static void proc_poll(struct collector_state *st)
 	proctree_poll(st->h, 0);
 }
 
-/* what came up to the end; then a process held after it runs on as it comes */
-static void proc_finish(struct collector_state *st)
-{
-	proctree_poll(st->h, 0);
-	proctree_let_go(st->h);
-}
-
 static void proc_report(struct collector_state *st)
 {
 	struct proctree_drops d = { 0, 0 };
@@ -440,7 +433,7 @@ const struct collector proc_collector = {
 	.open = proc_open,
 	.fd = proc_fd,
 	.poll = proc_poll,
-	.finish = proc_finish,
+	.finish = proc_poll,
 	.report = proc_report,
 	.close = proc_close,
 };

@@ -48,9 +48,10 @@ bool proctree_holds(const struct proctree *pt);
 int proctree_set_probed(struct proctree *pt, pid_t pid);
 /* a process held (EV_PROC_HELD) runs on: 0 or -errno */
 int proctree_release(struct proctree *pt, pid_t pid);
-/* the collection is over, the application may run on (--duration): from now on the ring is only
- * read for the processes held (a child that execs after the end), which run on at once, unprobed;
- * nothing else is recorded. Again at each look (wait_app); the programs stay (signals) */
+/* the collection is over and reported, the application runs on (--duration): from now on the
+ * ring is only read for the processes held (a child that execs after the end), which run on at
+ * once, unprobed; nothing else is recorded. At each look of wait_app; the programs stay (its
+ * signals) */
 void proctree_let_go(struct proctree *pt);
 
 /* the tracked_pids map, and the tracked_gen one (the set's generation), for other BPF programs
