@@ -171,8 +171,7 @@ void proctree_close(struct proctree *pt)
 	 * whose records came meanwhile run on, unprobed (whoever listened has closed) */
 	if (pt->holds && pt->rb) {
 		proc_bpf__detach(pt->skel);
-		pt->closing = true;
-		ring_buffer__consume(pt->rb);
+		proctree_let_go(pt);
 	}
 	ring_buffer__free(pt->rb);
 	if (pt->gen)
