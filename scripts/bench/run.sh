@@ -160,7 +160,10 @@ j_topsprof() { # runtime mode(stats|trace)
 		"$APIB" -n "$N" 2>>"$ERR" | ns_per_call) && echo "$1.$2 $v"
 }
 
-# wait until topsprof (its --debug log) has released its application, or has attached
+# wait until topsprof (its --debug log) has released its application, or has attached. The
+# caller empties the log before it starts topsprof in the background: the job's own truncation
+# may come after the first look, which would find the last run's line (and the signal that ends
+# the run would then come before topsprof handles it: exit 143)
 wait_started() { # log pid
 	local t0=$SECONDS
 	until grep -q "debug: start-up:" "$1"; do
@@ -178,6 +181,7 @@ j_bystander_alone() {
 j_bystander_launch() {
 	local r=$1 tp sp v rc=0 st
 	shift
+	: >"$WORK/tp"
 	env "$@" timeout -k 5 "$LIMIT" "$TOPSPROF" --quiet --debug --runtime-lib "$PLAIN_LIB" sleep 600 \
 		>/dev/null 2>"$WORK/tp" &
 	tp=$! # timeout's, topsprof's parent
@@ -206,6 +210,7 @@ j_bystander_attach() {
 	echo "$sp" >>"$SLEEPERS"
 	# --foreground: the signal goes to topsprof alone, not (twice) to a process group that
 	# timeout would share with it
+	: >"$WORK/tp"
 	timeout --foreground -k 5 "$LIMIT" "$TOPSPROF" --quiet --debug --runtime-lib "$PLAIN_LIB" \
 		--attach-pid "$sp" >/dev/null 2>"$WORK/tp" &
 	tp=$!
@@ -367,6 +372,7 @@ j_dd() { # alone|followed|unfollowed
 		echo "$sp" >>"$SLEEPERS"
 		opts=(--attach-pid "$sp")
 	fi
+	: >"$WORK/tp"
 	timeout --foreground -k 5 "$LIMIT" "$TOPSPROF" --quiet --debug --runtime-lib "$PLAIN_LIB" --kernel-callstack \
 		"${opts[@]}" >/dev/null 2>"$WORK/tp" &
 	tp=$!
