@@ -33,6 +33,12 @@ const volatile bool sleepable = false;
 /* false before Linux 5.15: no attach cookies; api_entry is reached through a stub per function
  * (stub.h), whose value is the cookie */
 const volatile bool have_cookie = true;
+/* Single uprobes scoped (no uprobe_multi, Linux 6.6): the first process followed has probes of
+ * its own (perf uprobes with its pid, API_CK_SCOPED in their cookies), and from its first child
+ * on the probes on the files are there too; a breakpoint of that process then runs both, and
+ * the calls of root_tgid go by its own probes alone. root_tgid is set by topsprof (0: none). */
+const volatile bool scoped_root = false;
+__u32 root_tgid;
 
 /* switched by topsprof at run time (--profile-from-start, start/stop) */
 
@@ -361,6 +367,8 @@ static __always_inline int entry(struct pt_regs *ctx, bool loop)
 		count_drop(API_DROP_CALL); /* before the call is known: its return finds none */
 		return 0;
 	}
+	if (scoped_root && !(cookie & API_CK_SCOPED) && tgid == READ_ONCE(root_tgid))
+		return 0;
 	tc = bpf_map_lookup_elem(&inflight, &tid);
 	if (!tc) {
 		struct thread_calls *z = bpf_map_lookup_elem(&zero_calls, &zero);
@@ -470,6 +478,9 @@ int BPF_KRETPROBE(api_return)
 	struct tp_api_event *e;
 	struct frame *f;
 
+	if (scoped_root && tgid == READ_ONCE(root_tgid) &&
+	    !(bpf_get_attach_cookie(ctx) & API_CK_SCOPED))
+		return 0;
 	if (!tc || tc->depth == 0) /* its entry was not collected */
 		return 0;
 	d = --tc->depth;

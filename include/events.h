@@ -55,6 +55,7 @@ struct tp_proc_event {
 #define API_CK_STR	  (1ull << 18) /* argument API_CK_ARG() is a C string */
 #define API_CK_ATTR	  (1ull << 19) /* argument API_CK_ARG() is a topstxEventAttributes_t * */
 #define API_CK_RET64	  (1ull << 24) /* returns 64 bits (a pointer, an id); else an int in eax */
+#define API_CK_SCOPED	  (1ull << 25) /* a probe of the first process's own (its pid) */
 #define API_CK_ARG(c)	  (((c) >> 20) & 0xf)
 #define API_CK_ARG_IDX(i) ((__u64)(i) << 20)
 

@@ -201,6 +201,10 @@ j_bystander_launch() {
 	wait "$tp"
 	st=$?
 	[ $st = 143 ] || [ $st = 0 ] || { echo "topsprof (launch) exited $st" >&2; rc=1; }
+	# single uprobes' release, left to a child: waited for, so that the next job does not queue
+	# behind it in the kernel
+	st=$(sed -n 's/.*single uprobes are released by process \([0-9]*\), in the background.*/\1/p' "$WORK/tp")
+	while [ -n "$st" ] && kill -0 "$st" 2>/dev/null; do sleep 0.05; done
 	[ $rc = 0 ] && echo "$r $v"
 }
 j_bystander_attach() {
@@ -412,10 +416,12 @@ section bys "Bystanders: ns per call of an untraced apibench on the same libtops
 row bys.alone bys "" "no topsprof running" "alone"
 row bys.launch bys bys.alone "topsprof profiling an idle sleep it launched"
 row bys.attach bys bys.alone "topsprof --attach-pid an idle sleep"
-row bys.file bys bys.alone "topsprof profiling an idle sleep, probes on the file (TOPSPROF_NO_SCOPE=1: as --system-wide, or before Linux 6.6)" "probes on the file"
+row bys.single bys bys.alone "single uprobes with the pid of an idle sleep topsprof launched (TOPSPROF_NO_UPROBE_MULTI=1: as before Linux 6.6)"
+row bys.file bys bys.alone "topsprof profiling an idle sleep, probes on the file (TOPSPROF_NO_SCOPE=1: as --system-wide, or before Linux 6.6 once the tree has two processes)" "probes on the file"
 job j_bystander_alone
 job j_bystander_launch bys.launch
 job j_bystander_attach
+job j_bystander_launch bys.single TOPSPROF_NO_UPROBE_MULTI=1
 job j_bystander_launch bys.file TOPSPROF_NO_SCOPE=1
 
 section spawn "A launcher: sh starting $SPAWN_N apibench -n 100 one after another, wall ms" "ms"
@@ -498,7 +504,7 @@ command -v ltrace >/dev/null ||
 	skip_rows "ltrace: not installed, row skipped (scripts/install-deps.sh installs it)" plain.ltrace cet.ltrace
 if [ "$QUICK" = 1 ]; then
 	skip_rows "not measured in a quick run (single uprobes: about 10 s a round)" \
-		single.wall single.startup single.detach single.release
+		single.wall single.startup single.detach single.release bys.single
 	skip_rows "not measured in a quick run (--kernel-callstack: 2-4 s a run)" dd.followed dd.unfollowed
 	skip_rows "not measured in a quick run (at its tiny counts the peak RSS moves more than the calls' memory)" \
 		live.bytes
@@ -516,6 +522,7 @@ job_rows_skipped() { # job
 	*j_bpftrace*) [ -n "${SKIP[plain.bpftrace]:-}" ] ;;
 	*j_ltrace*) [ -n "${SKIP[plain.ltrace]:-}" ] ;;
 	*j_topsprof_true\ single*) [ -n "${SKIP[single.wall]:-}" ] ;;
+	*j_bystander_launch\ bys.single*) [ -n "${SKIP[bys.single]:-}" ] ;;
 	*j_dd\ *followed*) [ -n "${SKIP[dd.followed]:-}" ] ;;
 	*j_dd\ alone*) [ -n "${SKIP[dd.alone]:-}" ] ;;
 	*) return 1 ;;
@@ -601,6 +608,7 @@ done
 cmp "endbr64: the bare pair at the first byte / topsprof statistics mode after endbr64" cet.first cet.stats
 cmp "a bystander's call while topsprof profiles another process (launch) / alone" bys.launch bys.alone
 cmp "a bystander's call while topsprof profiles another process (--attach-pid) / alone" bys.attach bys.alone
+cmp "a bystander's call while topsprof profiles another process (launch, single uprobes) / alone" bys.single bys.alone
 if [ -n "${MED[spawn.scoped]:-}" ] && [ -n "${MED[spawn.file]:-}" ]; then
 	echo "- scoped probes: a new process of the profiled tree (its links, its hold where needed):" \
 		"$(awk -v a="${MED[spawn.scoped]}" -v b="${MED[spawn.file]}" -v n="$SPAWN_N" \

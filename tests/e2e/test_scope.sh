@@ -6,7 +6,8 @@
 # and the breakpoints leave the profiled process when topsprof detaches. A child the application
 # forks and that execs a new image is held until its own probes are in: it has them, and so does
 # the next generation. A process traced by strace is not held, and nothing stops under it.
-# --system-wide (and TOPSPROF_NO_SCOPE=1) puts them in every process. Read
+# --system-wide (and TOPSPROF_NO_SCOPE=1) puts them in every process. Single uprobes (no
+# uprobe_multi) go in the attached process alone. Read
 # in the processes' memory (/proc/PID/mem), as the CPU sees it: no timing.
 . "$E2E_DIR/lib.sh"
 export TOPS_SIM_DRIVER_DIR=$TMP/driver
@@ -75,7 +76,7 @@ ORIG=$(dd if="$LIB" bs=1 skip=$((PROBE_OFF)) count=1 2>/dev/null | od -An -tx1 |
 [ "$ORIG" != cc ] || die "the library has an int3 at $FN"
 if ! grep -qF "API probes: scoped" <<<"$err"; then
 	grep -q "API probes: on the probed files" <<<"$err" || die "--debug does not say the probes' scope:"$'\n'"$err"
-	skip "probes are not scoped on this kernel ($(uname -r): uprobe_multi links come with 6.6)"
+	skip "probes are not scoped on this kernel ($(uname -r): no uprobe_multi links, no attach cookies)"
 fi
 
 sleeper profiled
@@ -90,6 +91,28 @@ wait_maps() { # the sleepers have mapped the runtime
 wait_maps "$profiled"
 wait_maps "$bystander"
 expect_byte "the profiled process before topsprof" "$profiled" "$ORIG"
+
+# Single uprobes (no uprobe_multi, as before Linux 6.6; attach cookies needed): --attach-pid of
+# one process puts them in it alone, with its pid; a launched application's tree, from its first
+# child on, has them on the file (its calls are counted in test_api.sh)
+single_case() {
+	local tp
+	"$TOPSPROF" --debug --quiet "${RT[@]}" --attach-pid "$profiled" >/dev/null 2>"$TMP/single" &
+	tp=$!
+	wait_for "$TMP/single" "debug: start-up:" "$tp"
+	if grep -qF "API probes: scoped to the first process followed" "$TMP/single"; then
+		expect_byte "the process topsprof --attach-pid profiles with single uprobes" "$profiled" cc
+		expect_byte "a bystander of single uprobes" "$bystander" "$ORIG"
+	else
+		echo "single uprobes are not scoped here: their case left out"
+	fi
+	kill -TERM "$tp"
+	wait "$tp"
+}
+if grep -qF "API probes: scoped to the first process followed" <<<"$err"; then
+	single_case # this kernel's own way: the rest is of uprobe_multi links
+	done_ok
+fi
 
 # --attach-pid: in the process, not in the bystander; gone from it at the detach
 "$TOPSPROF" --debug --quiet "${RT[@]}" --attach-pid "$profiled" >/dev/null 2>"$TMP/attach" &
@@ -181,4 +204,7 @@ for how in system-wide no-scope; do
 	wait "$tp"
 	expect_byte "the bystander after $how" "$bystander" "$ORIG"
 done
+
+# single uprobes (kernels before 6.6, here by TOPSPROF_NO_UPROBE_MULTI=1) with attach cookies
+TOPSPROF_NO_UPROBE_MULTI=1 single_case
 done_ok

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/collection.h"
 #include "collect/bpfmaps.h"
+#include "collect/bpfstub.h"
 #include "collect/proctree.h"
 #include "collect/umulti.h"
 #include "lib/log.h"
@@ -78,11 +79,15 @@ static void unfollow_all(struct collect_env *env, pid_t pid)
 	FOR_EACH_OPEN(c, unfollow, pid);
 }
 
-/* scoped API probes: the kernel has uprobe_multi links, and the run is not --system-wide;
- * TOPSPROF_NO_SCOPE=1 puts the probes on the files here (for tests and comparisons) */
+/* scoped API probes: the kernel has uprobe_multi links (or attach cookies, for single uprobes
+ * scoped to the first process), and the run is not --system-wide; TOPSPROF_NO_SCOPE=1 puts the
+ * probes on the files here (for tests and comparisons) */
 static bool scope_wanted(const struct collect_settings *s)
 {
-	return !s->system_wide && umulti_supported() && !getenv("TOPSPROF_NO_SCOPE");
+	return !s->system_wide && !getenv("TOPSPROF_NO_SCOPE") &&
+	       (umulti_supported() ||
+		bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
+				"TOPSPROF_NO_COOKIE"));
 }
 
 int collection_open(struct collection *c, const struct collect_settings *s, struct model *m,
@@ -108,9 +113,10 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 			 err == -EPERM ? " (run as root, or with CAP_BPF and CAP_PERFMON)" : "");
 		return 1;
 	}
-	/* the releaser of the followed processes' links is forked now, before the collectors'
-	 * threads run (a child of a single thread inherits no lock held), while topsprof is small */
-	if (c->env.scoped && (err = bpf_releaser_open(&c->env.releaser)))
+	/* the releaser of the followed processes' links (uprobe_multi: single uprobes make none of
+	 * a process's own) is forked now, before the collectors' threads run (a child of a single
+	 * thread inherits no lock held), while topsprof is small */
+	if (c->env.scoped && umulti_supported() && (err = bpf_releaser_open(&c->env.releaser)))
 		pr_debug("no releaser process (%s): an ended process's links are released in the "
 			 "event loop",
 			 strerror(-err));
@@ -136,10 +142,13 @@ int collection_open(struct collection *c, const struct collect_settings *s, stru
 		c->env.scoped = false;
 	pr_debug(
 		"API probes: %s",
-		c->env.scoped
+		!c->env.scoped ? "on the probed files, trapping in every process that calls them"
+		: umulti_supported()
 			? "scoped to the followed processes (uprobe_multi links each; a new process "
 			  "that could call the runtime first held, stopped, until its own are in)"
-			: "on the probed files, trapping in every process that calls them");
+			: "scoped to the first process followed (single uprobes with its pid: no "
+			  "uprobe_multi here), on the probed files from a second on (held, stopped, "
+			  "until they are in)");
 	return err ? 1 : 0;
 }
 

@@ -31,8 +31,12 @@ struct tracer {
 	int *link_fds; /* multi links (entry and return, per probed file); the stubs' perf events */
 	size_t nlink_fds, fds_cap;
 	struct bpf_link *exit_link;
-	/* scoped probes: the files' probes, made into links for each followed process */
+	/* scoped probes: the files' probes, made into links for each followed process (uprobe_multi
+	 * links); with single uprobes, for the first alone (root), and on the files from a second
+	 * process on (on_files) */
 	bool scoped;
+	pid_t root;
+	bool on_files;
 	struct probe_file *files;
 	size_t nfiles, files_cap;
 	struct proc_links *procs;
@@ -116,6 +120,7 @@ static int load(struct tracer *t, const struct tracer_opts *o, bool sleepable)
 	t->skel->rodata->str_pieces = API_STR_PIECES(max_str);
 	t->skel->rodata->sleepable = sleepable;
 	t->skel->rodata->have_cookie = t->cookies;
+	t->skel->rodata->scoped_root = t->scoped && !t->multi;
 	t->skel->data->collecting = o->collecting;
 	err = bpf_map__set_max_entries(t->skel->maps.api_events, (__u32)o->buffer_size);
 	if (!err && o->pid_map_fd >= 0)
@@ -175,7 +180,8 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 	t->cookies = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
 				     "TOPSPROF_NO_COOKIE");
 	t->multi = t->cookies && umulti_supported();
-	t->scoped = t->multi && o->scoped;
+	/* single uprobes are scoped by their cookies (API_CK_SCOPED) */
+	t->scoped = o->scoped && (t->multi || t->cookies);
 	t->releaser = o->releaser;
 	if (!t->cookies)
 		pr_debug("no attach cookies (Linux 5.15+): a stub program per function");
@@ -289,10 +295,13 @@ static int attach_stub(struct tracer *t, const char *path, uint64_t off, uint64_
  * dropped. A return whose entry was not seen is ignored (api_return: depth 0).
  */
 
-/* one uretprobe and one uprobe per function */
+/* one uretprobe and one uprobe per function, in every process (pid -1) or in pid's alone (its
+ * cookies say so: API_CK_SCOPED; attach cookies needed) */
 static int attach_single(struct tracer *t, const char *path, const uint64_t *offs,
-			 const uint64_t *cookies, int n)
+			 const uint64_t *cookies, int n, pid_t pid)
 {
+	uint64_t scope = pid >= 0 ? API_CK_SCOPED : 0;
+
 	for (int i = 0; i < n; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, opts);
 		struct bpf_program *progs[2] = { t->entry, t->skel->progs.api_return };
@@ -301,7 +310,7 @@ static int attach_single(struct tracer *t, const char *path, const uint64_t *off
 			struct bpf_link *l;
 			int err;
 
-			if (!r && !t->cookies) {
+			if (!r && !t->cookies) { /* never scoped (pid -1) */
 				err = attach_stub(t, path, offs[i], cookies[i]);
 				if (err)
 					return err;
@@ -309,8 +318,8 @@ static int attach_single(struct tracer *t, const char *path, const uint64_t *off
 			}
 			/* the return address is still on top of the stack after endbr64 */
 			opts.retprobe = r;
-			opts.bpf_cookie = r ? 0 : cookies[i]; /* api_return reads none */
-			l = bpf_program__attach_uprobe_opts(progs[r], -1, path, offs[i], &opts);
+			opts.bpf_cookie = (r ? 0 : cookies[i]) | scope; /* api_return: the scope */
+			l = bpf_program__attach_uprobe_opts(progs[r], pid, path, offs[i], &opts);
 			err = l ? add_link(t, l) : -errno;
 			if (err)
 				return err;
@@ -400,33 +409,75 @@ int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *
 		return 0;
 	err = t->scoped	 ? keep_file(t, path, probe_offs, cookies, probed)
 	      : t->multi ? attach_multi(t, path, probe_offs, cookies, probed)
-			 : attach_single(t, path, probe_offs, cookies, probed);
+			 : attach_single(t, path, probe_offs, cookies, probed, -1);
 	if (err) {
 		pr_error("attaching probes to %s: %s", path, strerror(-err));
 		return err;
 	}
 	pr_debug("%d functions of %s probed (%s)", probed, path,
-		 t->scoped  ? "uprobe_multi links for each followed process, in it alone"
-		 : t->multi ? "uprobe_multi links, in every process that maps it"
+		 t->scoped && t->multi ? "uprobe_multi links for each followed process, in it alone"
+		 : t->scoped ? "one uprobe each with the pid of the first process followed, in it "
+			       "alone; in every process that maps it from that one's first child on"
+		 : t->multi  ? "uprobe_multi links, in every process that maps it"
 		 : t->cookies
 			 ? "one uprobe each, in every process that maps it"
 			 : "one uprobe each, entries through stubs, in every process that maps it");
 	return probed;
 }
 
-int tracer_unscope(struct tracer *t)
+/* what tracer_attach kept, on the files: in every process from now on */
+static int attach_files(struct tracer *t)
 {
 	int err = 0;
 
-	if (!t->scoped)
-		return 0;
-	t->scoped = false;
 	for (size_t i = 0; i < t->nfiles && !err; i++) {
 		const struct probe_file *f = &t->files[i];
 
-		err = attach_multi(t, f->path, f->offs, f->cookies, (int)f->n);
+		err = t->multi ? attach_multi(t, f->path, f->offs, f->cookies, (int)f->n)
+			       : attach_single(t, f->path, f->offs, f->cookies, (int)f->n, -1);
 		if (err)
 			pr_error("attaching probes to %s: %s", f->path, strerror(-err));
+	}
+	return err;
+}
+
+int tracer_unscope(struct tracer *t)
+{
+	if (!t->scoped)
+		return 0;
+	t->scoped = false;
+	return t->on_files ? 0 : attach_files(t);
+}
+
+/* Single uprobes (no uprobe_multi): the first process followed gets probes with its pid, in its
+ * address space alone; at a second, the probes go on the files, for it (held until then) and
+ * every later one, and the first keeps its own (the programs count its calls by those alone).
+ * Not a set for each process: each uprobe's release waits for a grace period while it holds
+ * the lock of every tracing tool's set-up on the host (docs/HOW-IT-WORKS.md). */
+static int follow_single(struct tracer *t, pid_t pid)
+{
+	int err = 0;
+
+	if (t->on_files || pid == t->root)
+		return 0;
+	if (t->root) {
+		err = attach_files(t);
+		t->on_files = !err;
+		if (!err)
+			pr_debug(
+				"API probes: process %d is the second followed: on the probed files "
+				"from now on",
+				(int)pid);
+		return err;
+	}
+	for (size_t i = 0; i < t->nfiles && !err; i++) {
+		const struct probe_file *f = &t->files[i];
+
+		err = attach_single(t, f->path, f->offs, f->cookies, (int)f->n, pid);
+	}
+	if (!err) {
+		t->root = pid;
+		__atomic_store_n(&t->skel->bss->root_tgid, (__u32)pid, __ATOMIC_RELEASE);
 	}
 	return err;
 }
@@ -443,6 +494,10 @@ void tracer_unfollow(struct tracer *t, pid_t pid)
 {
 	struct proc_links *p = proc_find(t, pid);
 
+	/* the first process's probes idle once it is gone (released with the others at the end);
+	 * a process given its pid later goes by the probes on the files */
+	if (t->root && pid == t->root)
+		__atomic_store_n(&t->skel->bss->root_tgid, 0, __ATOMIC_RELEASE);
 	if (!p)
 		return;
 	/* each release waits for a grace period of the kernel's (tens of ms): never here, where
@@ -459,6 +514,8 @@ int tracer_follow(struct tracer *t, pid_t pid)
 
 	if (!t->scoped || proc_find(t, pid))
 		return 0;
+	if (!t->multi)
+		return follow_single(t, pid);
 	fds = calloc(2 * t->nfiles + 1, sizeof(*fds));
 	if (!fds)
 		return -ENOMEM;

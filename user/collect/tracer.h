@@ -23,7 +23,9 @@ struct tracer_opts {
 	uint64_t buffer_size;
 	int pid_map_fd; /* the process tracker's tracked_pids */
 	/* probes in the followed processes alone (tracer_follow), where the kernel has
-	 * uprobe_multi links; else (and without) in every process that maps a probed file */
+	 * uprobe_multi links; with single uprobes (attach cookies needed), in the first process
+	 * followed alone, on the files from a second on; else (and without) in every process that
+	 * maps a probed file */
 	bool scoped;
 	struct bpf_releaser *releaser; /* where followed processes' links go (the caller's) */
 };
@@ -37,7 +39,8 @@ void tracer_close(struct tracer *t);
 int tracer_attach(struct tracer *t, const char *path, const struct runtime_lib *lib);
 
 /* scoped probes (tracer_opts.scoped, and the kernel has them): tracer_attach keeps what to
- * probe, and tracer_follow makes it links for one process (none for one that has them);
+ * probe, and tracer_follow makes it links for one process (none for one that has them; with
+ * single uprobes, for the first process, and the probes on the files at the second);
  * tracer_unfollow lets a process's links go (in the background). tracer_unscope attaches what was kept for every process instead, from then on.
  * 0 or -errno */
 int tracer_follow(struct tracer *t, pid_t pid);
