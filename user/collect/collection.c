@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "collect/collection.h"
 #include "collect/bpfmaps.h"
-#include "collect/bpfstub.h"
 #include "collect/proctree.h"
 #include "collect/umulti.h"
 #include "lib/log.h"
@@ -85,9 +84,7 @@ static void unfollow_all(struct collect_env *env, pid_t pid)
 static bool scope_wanted(const struct collect_settings *s)
 {
 	return !s->system_wide && !getenv("TOPSPROF_NO_SCOPE") &&
-	       (umulti_supported() ||
-		bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
-				"TOPSPROF_NO_COOKIE"));
+	       (umulti_supported() || ucookies_supported());
 }
 
 int collection_open(struct collection *c, const struct collect_settings *s, struct model *m,

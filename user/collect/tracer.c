@@ -177,8 +177,7 @@ int tracer_open(struct tracer **out, const struct tracer_opts *o)
 
 	if (!t)
 		return -ENOMEM;
-	t->cookies = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
-				     "TOPSPROF_NO_COOKIE");
+	t->cookies = ucookies_supported();
 	t->multi = t->cookies && umulti_supported();
 	/* single uprobes are scoped by their cookies (API_CK_SCOPED) */
 	t->scoped = o->scoped && (t->multi || t->cookies);

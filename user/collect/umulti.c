@@ -39,6 +39,16 @@ bool umulti_supported(void)
 	return known;
 }
 
+bool ucookies_supported(void)
+{
+	static int known = -1;
+
+	if (known < 0)
+		known = bpf_have_helper(BPF_PROG_TYPE_KPROBE, BPF_FUNC_get_attach_cookie,
+					"TOPSPROF_NO_COOKIE");
+	return known;
+}
+
 int umulti_attach(int prog_fd, const char *path, const uint64_t *offsets, const uint64_t *cookies,
 		  uint32_t cnt, bool retprobe, int pid)
 {

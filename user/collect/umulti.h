@@ -13,6 +13,10 @@
  * TOPSPROF_NO_UPROBE_MULTI is not set */
 bool umulti_supported(void);
 
+/* uprobes take attach cookies (Linux 5.15+; bpf_get_attach_cookie), and TOPSPROF_NO_COOKIE is
+ * not set; probed once */
+bool ucookies_supported(void);
+
 /* the expected attach type a program must be loaded with to be used with umulti_attach() */
 #define UMULTI_ATTACH_TYPE 48 /* BPF_TRACE_UPROBE_MULTI */
 
