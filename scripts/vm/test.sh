@@ -4,15 +4,17 @@
 # (scripts/vm/run.sh), one summary line per kernel at the end; non-zero when any kernel's run
 # failed. Without qemu it says so and skips (exit 0) unless VM_REQUIRE=1.
 # usage: scripts/vm/test.sh KERNEL...   (5.10, 6.1, 6.12)
-#   VM_TESTS: the e2e tests to run (names without test_ and .sh). The default, kernel kmd gcusim
-#     cpu (kernel callstacks on the tracepoints and on real modules' functions, the simulated KMD
-#     with GCU records and API tracing of the samples, CPU stacks), keeps one kernel's run under
-#     6 minutes here (TCG on 2 cores: about 5 min); `all` adds api, scope, gcu, signals and session
-#     (about 15 min a kernel: each topsprof run takes 5-10 s in the VM). VM_TIMEOUT: run.sh's.
+#   VM_TESTS: the e2e tests to run (names without test_ and .sh). The default, scope kernel kmd
+#     gcusim cpu (the API probes' scope, which differs by kernel: uprobe_multi links, single
+#     uprobes with a pid, or on the files; kernel callstacks on the tracepoints and on real
+#     modules' functions, the simulated KMD with GCU records and API tracing of the samples, CPU
+#     stacks), keeps one kernel's run under 6 minutes here (TCG on 2 cores: about 5 min); `all`
+#     adds api, gcu, signals and session (about 15 min a kernel: each topsprof run takes 5-10 s
+#     in the VM). VM_TIMEOUT: run.sh's.
 #   LOG_DIR: where each kernel's output is kept (as vm-K.log)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
-tests=${VM_TESTS:-kernel kmd gcusim cpu}
+tests=${VM_TESTS:-scope kernel kmd gcusim cpu}
 [ "$tests" = all ] && tests="api scope kernel kmd gcusim cpu gcu signals session" && export VM_TIMEOUT=${VM_TIMEOUT:-1800}
 [ $# -gt 0 ] || set -- 6.1
 
