@@ -172,6 +172,16 @@ wait_started() { # log pid
 		sleep 0.05
 	done
 }
+# single uprobes are released by a child that outlives topsprof: wait for the one topsprof's
+# --debug log ($1) names, if any (so that the next job does not queue behind it in the kernel),
+# and print the ms it took; nothing when there was none
+wait_released() { # log
+	local pid t0=$EPOCHREALTIME
+	pid=$(sed -n 's/.*single uprobes are released by process \([0-9]*\), in the background.*/\1/p' "$1")
+	[ -n "$pid" ] || return 0
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.02; done
+	ms_since "$t0"
+}
 j_bystander_alone() {
 	local v
 	v=$(lim "$APIB" -n "$N" 2>>"$ERR" | ns_per_call) && echo "bys.alone $v"
@@ -201,10 +211,7 @@ j_bystander_launch() {
 	wait "$tp"
 	st=$?
 	[ $st = 143 ] || [ $st = 0 ] || { echo "topsprof (launch) exited $st" >&2; rc=1; }
-	# single uprobes' release, left to a child: waited for, so that the next job does not queue
-	# behind it in the kernel
-	st=$(sed -n 's/.*single uprobes are released by process \([0-9]*\), in the background.*/\1/p' "$WORK/tp")
-	while [ -n "$st" ] && kill -0 "$st" 2>/dev/null; do sleep 0.05; done
+	wait_released "$WORK/tp" >/dev/null
 	[ $rc = 0 ] && echo "$r $v"
 }
 j_bystander_attach() {
@@ -277,14 +284,9 @@ j_topsprof_true() { # prefix [env...]
 	sed -n 's/.*debug: detach: \([0-9.]*\) ms.*/\1/p' "$WORK/tp" | sed "s/^/$p.detach /" | grep . ||
 		{ echo "no detach line in topsprof --debug" >&2; return 1; }
 	awk '/functions of .* probed/ { n += $3 } END { print n }' "$WORK/tp" >"$WORK/$p.functions"
-	# single uprobes are released by a child that outlives topsprof: how long the kernel takes
-	# (waited for here, so that the next job does not queue behind it in the kernel)
-	v=$(sed -n 's/.*released by process \([0-9]*\), in the background.*/\1/p' "$WORK/tp")
-	if [ -n "$v" ]; then
-		t0=$EPOCHREALTIME
-		while kill -0 "$v" 2>/dev/null; do sleep 0.02; done
-		echo "$p.release $(ms_since "$t0")"
-	fi
+	# how long the kernel takes to release single uprobes, after topsprof's exit
+	v=$(wait_released "$WORK/tp")
+	[ -z "$v" ] || echo "$p.release $v"
 }
 j_bpftrace_true() {
 	local t0=$EPOCHREALTIME
