@@ -46,6 +46,37 @@ f=$(grep -l . "$TMP"/vpd/*.vpd | while read -r v; do [ "$(q "$v" "SELECT COUNT(*
 [ "$(q "$f" "SELECT COUNT(*) FROM memcpy WHERE direction = 'HtoD' AND bytes = 4000000")" = 2 ] || die "memcpy table"
 [ "$(q "$f" "SELECT COUNT(*) FROM api_call WHERE name = 'topsStreamSynchronize'")" = 5 ] || die "api_call"
 
+# --- raw data to vpd: the run's own files. An import writes the first 8 processes' api_call rows
+# while it reads the calls (a thread of its own), the others' after: 10 processes cover both --------
+run "$TOPSPROF" --quiet --export-rawdata "$TMP/fork.raw" --export-visual-profiler "$TMP/live" \
+	"$BIN/fork_app" 9
+expect_rc 0
+run "$TOPSPROF" --quiet --debug --import-rawdata "$TMP/fork.raw" --export-visual-profiler "$TMP/imp"
+expect_rc 0
+expect_err " api_call rows of 8 processes written as the calls were read"
+[ "$(ls "$TMP/imp")" = "$(ls "$TMP/live")" ] && [ "$(ls "$TMP/live" | wc -l)" = 10 ] ||
+	die "raw data to vpd: $(ls "$TMP/imp" | wc -l) files, the run $(ls "$TMP/live" | wc -l)"
+# the rows, times less each file's epoch offset (the two runs took theirs apart)
+dump() {
+	q "$1" "SELECT name, start_timestamp - o, end_timestamp - o, duration, domain, category, tid,
+		ret, message FROM api_call, (SELECT value AS o FROM meta
+		WHERE key = 'monotonic_to_epoch_ns') ORDER BY id;
+	SELECT name, start_timestamp - o, duration, device, stream, view_id, tid, api_call_id, dev_id
+		FROM gcu_op, (SELECT value AS o FROM meta WHERE key = 'monotonic_to_epoch_ns') ORDER BY id;
+	SELECT * FROM dev ORDER BY id; SELECT * FROM memcpy ORDER BY id;
+	SELECT pid, ppid, comm FROM process"
+}
+for v in "$TMP"/live/*.vpd; do
+	[ "$(q "$v" "SELECT COUNT(*) FROM api_call")" -gt 0 ] || die "$v: no calls"
+	[ "$(dump "$v")" = "$(dump "$TMP/imp/${v##*/}")" ] || die "${v##*/}: the import's rows differ from the run's"
+done
+# an import that fails leaves no file, not even those it had begun
+head -c $(($(stat -c %s "$TMP/fork.raw") * 3 / 4)) "$TMP/fork.raw" >"$TMP/cut.raw"
+run "$TOPSPROF" --quiet --import-rawdata "$TMP/cut.raw" --export-visual-profiler "$TMP/cut"
+expect_rc 2
+expect_err "truncated or corrupt"
+[ -z "$(ls -A "$TMP/cut")" ] || die "a failed import left: $(ls -A "$TMP/cut")"
+
 # --- import a vpd -----------------------------------------------------------------------------
 run "$TOPSPROF" --import-profile "$f"
 expect_rc 0

@@ -15,6 +15,7 @@
 #include <cJSON.h>
 #include <dirent.h>
 #include <limits.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -384,6 +385,191 @@ static void test_vpd_calls(void **state)
 	model_free(&m);
 }
 
+/* -- a vpd written while the calls are read (exports_stream) ----------------------------------- */
+
+#define STREAM_PIDS  11	   /* more than the stream writes (8): the rest from the model */
+#define STREAM_CALLS 20000 /* past a batch of the stream's (8192 rows) */
+
+/* calls of STREAM_PIDS processes in runs of 3, every 5th with a message; a GCU record of each
+ * process pointing at one of its calls. With e: streamed as they are kept */
+static void stream_model(struct model *m, struct exports *e)
+{
+	static const char *const fns[] = { "topsMalloc", "topsMemcpy", "topsLaunchKernel" };
+	size_t last[STREAM_PIDS];
+
+	model_init(m);
+	m->root_pid = APP_PID;
+	m->dev[0].present = true;
+	if (e)
+		exports_stream(e, m);
+	for (unsigned i = 0; i < STREAM_CALLS; i++) {
+		struct tp_api_event c = call(fns[i % 3], i + 1, 1000 * (i + 1), 1000 * (i + 1) + i);
+		unsigned p = i / 3 % STREAM_PIDS;
+		char msg[32], *str[2] = { NULL, NULL };
+		uint32_t len[2] = { 0, 0 };
+		bool trunc[2] = { false, false };
+
+		c.hdr.pid = APP_PID + p;
+		c.hdr.tid = APP_PID + p + i % 2;
+		c.ret = (int64_t)i - 7;
+		if (i % 5 == 0) {
+			len[0] = (uint32_t)snprintf(msg, sizeof(msg), "message %u", i);
+			str[0] = msg;
+		}
+		assert_int_equal(model_add_call_strs(m, &c, str, len, trunc), 1);
+		last[p] = i;
+	}
+	for (unsigned p = 0; p < STREAM_PIDS; p++) {
+		struct gcu_record r = { .pid = APP_PID + p,
+					.tid = APP_PID + p,
+					.kind = GCU_REC_KERNEL,
+					.launch_id = p + 1 };
+
+		model_add_gcu(m, &r, "k(int*)");
+		m->ops[m->nops - 1].call = (int32_t)last[p];
+		m->ops[m->nops - 1].start_ns = 1000 * (last[p] + 1) + 10;
+		m->ops[m->nops - 1].end_ns = 1000 * (last[p] + 1) + 20;
+	}
+	m->span_start_ns = 1000;
+	m->span_end_ns = 1000 * (STREAM_CALLS + 2);
+	model_finish(m, true, NULL);
+}
+
+/* every table of every vpd of d as text, the times less the file's epoch offset */
+static char *vpd_dump(const char *d)
+{
+	static const char *const tables[] = { "meta",	"process",	"dev",	 "api_call",
+					      "gcu_op", "topstx_range", "memcpy" };
+	char *text = NULL, path[PATH_MAX], list[4096];
+	size_t len = 0;
+	FILE *out = open_memstream(&text, &len);
+
+	assert_non_null(out);
+	snprintf(list, sizeof(list), "%s", listing(d));
+	for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
+		sqlite3 *db;
+		sqlite3_stmt *st;
+		long long off;
+
+		snprintf(path, sizeof(path), "%s/%s", d, name);
+		assert_int_equal(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+		assert_int_equal(sqlite3_prepare_v2(db,
+						    "SELECT value FROM meta WHERE key = "
+						    "'monotonic_to_epoch_ns'",
+						    -1, &st, NULL),
+				 0);
+		assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+		off = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		fprintf(out, "%s\n", name);
+		for (size_t t = 0; t < sizeof(tables) / sizeof(tables[0]); t++) {
+			char sql[128];
+
+			snprintf(sql, sizeof(sql), "SELECT * FROM %s ORDER BY %s", tables[t],
+				 t ? "id" : "key");
+			assert_int_equal(sqlite3_prepare_v2(db, sql, -1, &st, NULL), 0);
+			while (sqlite3_step(st) == SQLITE_ROW) {
+				const char *key = (const char *)sqlite3_column_text(st, 0);
+
+				fprintf(out, "%s:", tables[t]);
+				for (int c = 0; c < sqlite3_column_count(st); c++) {
+					bool time =
+						strstr(sqlite3_column_name(st, c), "timestamp") ||
+						(!t && c && strstr(key, "timestamp"));
+
+					if (!t && c && !strcmp(key, "monotonic_to_epoch_ns"))
+						fprintf(out, " -");
+					else if (time)
+						fprintf(out, " %lld",
+							sqlite3_column_int64(st, c) - off);
+					else
+						fprintf(out, " %s",
+							sqlite3_column_text(st, c)
+								? (const char *)sqlite3_column_text(
+									  st, c)
+								: "NULL");
+				}
+				fputc('\n', out);
+			}
+			sqlite3_finalize(st);
+		}
+		sqlite3_close(db);
+	}
+	assert_int_equal(fclose(out), 0);
+	return text;
+}
+
+static void test_vpd_stream(void **state)
+{
+	struct paths streamed = { .vpd = at("streamed") }, whole = { .vpd = at("whole") };
+	struct export_in in = { .ro = &ro, .command = "app" };
+	struct model m, n;
+	struct exports e;
+	char *a, *b;
+	uint64_t rows;
+	size_t files;
+
+	(void)state;
+	assert_int_equal(exports_prepare(&e, path_of, &streamed, false), 0);
+	stream_model(&m, &e);
+	assert_non_null(e.vpd);
+	in.m = &m;
+	assert_int_equal(exports_write(&e, &in), 0);
+	/* 8 processes' calls written by the stream (8 in every 11 runs of 3), the others' not */
+	rows = vpd_stream_rows(e.vpd, &files);
+	assert_int_equal(files, 8);
+	assert_true(rows > STREAM_CALLS / 11 * 8 - 24 && rows < STREAM_CALLS / 11 * 8 + 24);
+	exports_close(&e);
+	model_free(&m);
+
+	assert_int_equal(exports_prepare(&e, path_of, &whole, false), 0);
+	stream_model(&n, NULL);
+	in.m = &n;
+	assert_int_equal(exports_write(&e, &in), 0);
+	exports_close(&e);
+	model_free(&n);
+
+	a = vpd_dump(streamed.vpd);
+	b = vpd_dump(whole.vpd);
+	assert_int_equal(strlen(a), strlen(b));
+	assert_string_equal(a, b);
+	/* what the comparison covers: every process, messages, the records' calls */
+	assert_non_null(strstr(a, "message 19995"));
+	{
+		const char *l = listing(streamed.vpd);
+		unsigned files = 0;
+
+		for (; *l; l++)
+			files += *l == '\n';
+		assert_int_equal(files, STREAM_PIDS);
+	}
+	/* each record's call is a row of its file (api_call_id, 17th, not 0) */
+	for (const char *g = strstr(a, "gcu_op:"); g; g = strstr(g + 1, "gcu_op:")) {
+		const char *f = g;
+
+		for (int k = 0; k < 17; k++)
+			f = strchr(f + 1, ' ');
+		assert_true(f && atoi(f + 1) > 0);
+	}
+	free(a);
+	free(b);
+}
+
+/* an import that fails after its stream began: none of its files is left */
+static void test_vpd_stream_abort(void **state)
+{
+	struct paths p = { .vpd = at("aborted") };
+	struct model m;
+	struct exports e;
+
+	(void)state;
+	assert_int_equal(exports_prepare(&e, path_of, &p, false), 0);
+	stream_model(&m, &e);
+	exports_close(&e);
+	model_free(&m);
+	assert_string_equal(listing(p.vpd), "");
+}
+
 /* --print-gcu-trace: the CSV is the trace; only what is asked for is written */
 static void test_gcu_trace_csv(void **state)
 {
@@ -622,6 +808,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_table, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_write_all, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vpd_calls, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vpd_stream, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vpd_stream_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_gcu_trace_csv, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_folded_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_no_overwrite, setup, teardown),

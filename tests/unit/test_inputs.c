@@ -254,7 +254,7 @@ static void test_vpd_by_descriptor(void **state)
 	assert_int_equal(outtarget_dir(&t, at("vpd"), false, err, sizeof(err)), 0);
 	model_init(&m);
 	m.root_pid = 42;
-	assert_int_equal(vpd_export(&t, &m, &id, err, sizeof(err)), 1);
+	assert_int_equal(vpd_export(&t, &m, &id, NULL, err, sizeof(err)), 1);
 	model_free(&m);
 	outtarget_close(&t);
 	/* a hot journal and a WAL of anyone's making beside it: never read, never removed */

@@ -25,6 +25,7 @@ int cmd_import(const struct cli *cli)
 	/* only a summary asked for: the calls are not kept, their statistics are counted as they
 	 * stream (raw data) or are the file's (a profile) */
 	m.summary_only = !needs_every_call(cli) && !cli->given[OPT_QUERY_TRACE];
+	exports_stream(&outs, &m);
 	if (cli->given[OPT_IMPORT_RAWDATA]) {
 		struct raw_settings rs;
 		double t0 = mono_s();
@@ -41,15 +42,15 @@ int cmd_import(const struct cli *cli)
 	if (rc) {
 		pr_error("--import-%s: %s: %s",
 			 cli->given[OPT_IMPORT_RAWDATA] ? "rawdata" : "profile", path, err);
+		exports_close(&outs); /* first: a stream's rows point into the model */
 		model_free(&m);
-		exports_close(&outs);
 		return 2;
 	}
 	if (m.header)
 		out_print_quiet(cli->given[OPT_QUIET], "==%u==%s\n", m.root_pid, m.header);
 	failed = print_outputs(cli, &m, &outs);
-	model_free(&m);
 	exports_close(&outs);
+	model_free(&m);
 	return failed ? 1 : 0;
 }
 

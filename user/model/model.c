@@ -202,6 +202,8 @@ static bool keep_call(struct model *m, const struct api_call *c)
 	}
 	m->ncalls = m->calls.n;
 	note_time(m, c->start_ns, c->end_ns);
+	if (m->on_call)
+		m->on_call(m->on_call_ctx, m, c, m->ncalls - 1);
 	return true;
 }
 

@@ -95,6 +95,10 @@ struct model {
 	 * streamed as it arrives (model_finish() takes them as it would the calls'). The topstx
 	 * calls are kept: they are few, and make the ranges and marks */
 	bool summary_only;
+	/* NULL, or given each call once it is kept (c as given, i its index in calls): an
+	 * output written while the calls are read (vpd.h) */
+	void (*on_call)(void *ctx, const struct model *m, const struct api_call *c, size_t i);
+	void *on_call_ctx;
 	uint64_t calls_not_kept;
 	struct fn_stat streamed[API_MAX_FNS];
 	struct tx_range *ranges;

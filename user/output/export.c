@@ -48,10 +48,18 @@ static int write_vpd(const struct outtarget *dir, const struct export_in *x, cha
 	char host[256];
 	struct vpd_identity id = { host, vpd_rank(), x->command };
 
-	if (gethostname(host, sizeof(host)))
-		snprintf(host, sizeof(host), "localhost");
-	host[sizeof(host) - 1] = '\0';
-	return vpd_export(dir, x->m, &id, err, errlen);
+	size_t files;
+	uint64_t rows;
+	int n;
+
+	vpd_host(host, sizeof(host));
+	n = vpd_export(dir, x->m, &id, x->vpd, err, errlen);
+	if (n >= 0 && x->vpd) {
+		rows = vpd_stream_rows(x->vpd, &files);
+		pr_debug("vpd: %llu api_call rows of %zu processes written as the calls were read",
+			 (unsigned long long)rows, files);
+	}
+	return n;
 }
 
 /* in the order they are written */
@@ -128,9 +136,25 @@ static int export_file(const struct exporter *x, const struct outtarget *t,
 	return 0;
 }
 
-int exports_write(const struct exports *e, const struct export_in *in)
+void exports_stream(struct exports *e, struct model *m)
 {
+	for (unsigned i = 0; i < nexporters; i++) {
+		if (exporters[i].write_dir != write_vpd || !e->t[i].open || e->vpd)
+			continue;
+		e->vpd = vpd_stream_start(&e->t[i]);
+		if (e->vpd) {
+			m->on_call = vpd_stream_call;
+			m->on_call_ctx = e->vpd;
+		}
+	}
+}
+
+int exports_write(const struct exports *e, const struct export_in *given)
+{
+	struct export_in x = *given, *in = &x;
 	int failed = 0;
+
+	x.vpd = e->vpd;
 
 	for (unsigned i = 0; i < nexporters; i++) {
 		const struct exporter *x = &exporters[i];
@@ -154,6 +178,8 @@ int exports_write(const struct exports *e, const struct export_in *in)
 
 void exports_close(struct exports *e)
 {
+	vpd_stream_free(e->vpd);
+	e->vpd = NULL;
 	for (unsigned i = 0; i < nexporters; i++)
 		outtarget_close(&e->t[i]);
 }

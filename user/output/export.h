@@ -14,12 +14,15 @@
 #include "model/model.h"
 #include "output/report.h"
 
+struct vpd_stream; /* output/vpd.h */
+
 /* what the writers are given */
 struct export_in {
 	const struct model *m;
 	const struct report_opts *ro;
-	bool gcu_trace;	     /* --print-gcu-trace: the CSV is the trace, not the summary */
-	const char *command; /* the profiled command line */
+	bool gcu_trace;		/* --print-gcu-trace: the CSV is the trace, not the summary */
+	const char *command;	/* the profiled command line */
+	struct vpd_stream *vpd; /* exports_stream's, or NULL */
 };
 
 struct exporter {
@@ -42,6 +45,7 @@ extern const unsigned nexporters;
 /* the outputs of a run: exporters[i] writes to t[i] when t[i].open */
 struct exports {
 	struct outtarget t[EXPORTERS_MAX];
+	struct vpd_stream *vpd; /* exports_stream */
 };
 
 /* option's PATH (%p, %h, %q{ENV} expanded) opened as its target before anything runs; a root
@@ -53,8 +57,13 @@ int export_target(struct outtarget *t, const char *option, const char *pattern, 
  * nothing stays open) */
 int exports_prepare(struct exports *e, const char *(*path_of)(void *ctx, const char *option),
 		    void *ctx, bool force);
+/* before an import reads the calls: the vpd's api_call rows written as m keeps them (vpd.h),
+ * when a vpd is asked for */
+void exports_stream(struct exports *e, struct model *m);
 /* write every prepared output; the number that failed, each said in one line */
 int exports_write(const struct exports *e, const struct export_in *x);
+/* the outputs closed (a stream's files not written are thrown away): before the model is
+ * freed */
 void exports_close(struct exports *e);
 
 #endif

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -75,6 +76,13 @@ const char *vpd_rank(void)
 static bool is_sqlite(const unsigned char *data, size_t len)
 {
 	return len >= 16 && !memcmp(data, "SQLite format 3", 16);
+}
+
+void vpd_host(char *host, size_t len)
+{
+	if (gethostname(host, len))
+		snprintf(host, len, "localhost");
+	host[len - 1] = '\0';
 }
 
 static int64_t epoch_offset(void)
@@ -386,11 +394,13 @@ static int by_call(const void *a, const void *b)
 }
 
 /* the calls the GCU records of pid point at, sorted and each once (not a row for every call:
- * 8 bytes a call at 10M calls is 80 MB) */
+ * 8 bytes a call at 10M calls is 80 MB), with their rows in pid's file: its calls are its rows
+ * 1, 2, ... in the order they were kept */
 static struct call_ref *call_refs(const struct model *m, uint32_t pid, size_t *n)
 {
 	struct call_ref *r = malloc((m->nops + 1) * sizeof(*r));
-	size_t k = 0;
+	size_t k = 0, ref = 0;
+	int64_t row = 0;
 
 	*n = 0;
 	if (!r)
@@ -402,6 +412,18 @@ static struct call_ref *call_refs(const struct model *m, uint32_t pid, size_t *n
 	for (size_t i = 0; i < k; i++)
 		if (!*n || r[*n - 1].call != r[i].call)
 			r[(*n)++] = r[i];
+	for (size_t i = 0; ref < *n && i < m->ncalls; i++) {
+		uint32_t cpid, ctid;
+
+		calls_thread(&m->calls, i, &cpid, &ctid);
+		if (cpid != pid)
+			continue;
+		++row;
+		while (ref < *n && r[ref].call < i)
+			ref++;
+		if (ref < *n && r[ref].call == i)
+			r[ref].row = row;
+	}
 	return r;
 }
 
@@ -415,26 +437,163 @@ static int64_t call_row(const struct call_ref *refs, size_t nrefs, int64_t call)
 	return hit ? hit->row : 0;
 }
 
-static void write_one(struct writer *w, const struct model *m, uint32_t pid,
-		      const struct vpd_identity *id)
+/* a new database for name in t's directory, written in a private directory (outfile.h) */
+static int db_create(struct outfile *o, struct writer *w, const struct outtarget *t,
+		     const char *name)
 {
-	int64_t off = epoch_offset();
-	size_t nrefs, ref = 0;
+	const char *vfs;
+
+	if (outfile_create_private(o, t, name, w->err, w->errlen))
+		return -1;
+	vfs = sqlfd_vfs();
+	/* o->db names the file outfile_create_private made (O_EXCL, in its private directory, as
+	 * /proc/self/fd/N/name): SQLite opens that one, creates none (no SQLITE_OPEN_CREATE) and
+	 * follows no link. URIs: a merge attaches its members by one (sqlfd_uri) */
+	if (!vfs || sqlite3_open_v2(o->db, &w->db,
+				    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI |
+					    SQLITE_OPEN_NOMUTEX, /* one thread at a time uses it */
+				    vfs) != SQLITE_OK) {
+		named_errf(w->err, w->errlen, o->path, ": %s",
+			   w->db ? sqlite3_errmsg(w->db) : "cannot open");
+		sqlite3_close(w->db);
+		w->db = NULL;
+		outfile_abort(o);
+		return -1;
+	}
+	/* 64 KiB pages: fewer of them to balance and write than at 4 KiB (10M calls: about 10%
+	 * less time) */
+	exec(w, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
+	return 0;
+}
+
+/* the database closed and put in place, or thrown away when anything failed */
+static int db_commit(struct outfile *o, struct writer *w)
+{
+	if (sqlite3_close(w->db) != SQLITE_OK && !w->rc) {
+		snprintf(w->err, w->errlen, "closing the database failed");
+		w->rc = -1;
+	}
+	w->db = NULL;
+	if (w->rc) {
+		char reason[512];
+
+		snprintf(reason, sizeof(reason), "%s", w->err);
+		named_errf(w->err, w->errlen, o->path, ": %s", reason);
+		outfile_abort(o);
+		return -1;
+	}
+	return outfile_commit(o, w->err, w->errlen);
+}
+
+static void vpd_name(char *out, size_t len, const struct vpd_identity *id, uint32_t pid)
+{
+	if (*id->rank)
+		snprintf(out, len, "%s-rank%s-%u.vpd", id->host, id->rank, pid);
+	else
+		snprintf(out, len, "%s-%u.vpd", id->host, pid);
+}
+
+/* the vpd of one process being written: its database, in a transaction from file_open to
+ * file_close, and the api_call rows not inserted yet */
+struct vpd_file {
+	uint32_t pid;
+	struct outfile o;
+	struct writer w;
+	struct api_rows b;
+	char err[512];
+};
+
+/* pid's file made, its tables created and a transaction begun; 0, or -1 with the reason in
+ * f->err when there is no file (else a failure is said by file_close) */
+static int file_open(struct vpd_file *f, const struct outtarget *dir, const struct vpd_identity *id,
+		     uint32_t pid)
+{
+	char name[NAME_MAX + 1];
+
+	f->pid = pid;
+	f->w = (struct writer){ NULL, f->err, sizeof(f->err), 0 };
+	f->b.n = 0;
+	f->b.one = f->b.many = NULL;
+	vpd_name(name, sizeof(name), id, pid);
+	if (db_create(&f->o, &f->w, dir, name))
+		return -1;
+	exec(&f->w, schema);
+	exec(&f->w, "BEGIN");
+	f->b.one = prepare(&f->w, API_INSERT API_VALUES);
+	f->b.many = api_rows_prepare(&f->w);
+	return 0;
+}
+
+static void file_abort(struct vpd_file *f)
+{
+	sqlite3_finalize(f->b.one);
+	sqlite3_finalize(f->b.many);
+	sqlite3_close(f->w.db);
+	f->w.db = NULL;
+	outfile_abort(&f->o);
+}
+
+/* call c's row, message msg (the model's: it outlives the file), times of the epoch */
+static struct api_row api_row_of(const struct api_call *c, const char *msg, int64_t off)
+{
+	const struct api_fn *fn = &api_table[c->fn];
+
+	return (struct api_row){ fn->name,
+				 api_domain_name(fn->domain),
+				 api_category_name(fn->category),
+				 msg,
+				 (int64_t)c->start_ns + off,
+				 (int64_t)c->end_ns + off,
+				 (int64_t)c->tid,
+				 c->ret };
+}
+
+static void file_call(struct vpd_file *f, const struct api_row *r)
+{
+	f->b.rows[f->b.n++] = *r;
+	if (f->b.n == API_BATCH)
+		api_rows_flush(&f->w, &f->b);
+}
+
+/* the rows of f's process's calls, from the model */
+static void file_calls(struct vpd_file *f, const struct model *m, int64_t off)
+{
+	for (size_t i = 0; i < m->ncalls && !f->w.rc; i++) {
+		struct api_call c;
+		uint32_t cpid, ctid;
+		struct api_row r;
+
+		calls_thread(&m->calls, i, &cpid, &ctid);
+		if (cpid != f->pid)
+			continue;
+		calls_get(&m->calls, i, &c);
+		r = api_row_of(&c, c.str[0], off);
+		file_call(f, &r);
+	}
+}
+
+/* the rest of f's process's file after its calls: its process, devices, GCU records, ranges,
+ * stacks, counters and marks; committed and put in place. 0, or -1 with the reason in f->err */
+static int file_close(struct vpd_file *f, const struct model *m, const struct vpd_identity *id,
+		      const struct owners *o, int64_t off)
+{
+	struct writer *w = &f->w;
+	uint32_t pid = f->pid, ppid;
+	size_t nrefs;
 	struct call_ref *refs = call_refs(m, pid, &nrefs);
-	int64_t dev_row[GCU_RO_MAX_DEVICES];
-	sqlite3_stmt *st;
-	int64_t n = 0;
-	uint32_t ppid;
+	int64_t dev_row[GCU_RO_MAX_DEVICES], n = 0;
 	const char *comm = proc_comm(m, pid, &ppid);
+	sqlite3_stmt *st;
 	char buf[128];
 
-	if (!refs) {
+	api_rows_flush(w, &f->b);
+	sqlite3_finalize(f->b.one);
+	sqlite3_finalize(f->b.many);
+	f->b.one = f->b.many = NULL;
+	if (!refs && !w->rc) {
 		snprintf(w->err, w->errlen, "out of memory");
 		w->rc = -1;
-		return;
 	}
-	exec(w, schema);
-	exec(w, "BEGIN");
 	st = prepare(w, "INSERT INTO meta VALUES(?,?)");
 	meta(w, st, "format", "%s", VPD_FORMAT);
 	meta(w, st, "version", "%d", VPD_VERSION);
@@ -465,43 +624,6 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 			row(w, st, "ittti", ++n, dev_rows[k][0], buf, dev_rows[k][1], (int64_t)d);
 	}
 	sqlite3_finalize(st);
-
-	{
-		struct api_rows b = { .one = prepare(w, API_INSERT API_VALUES), .many = NULL };
-
-		b.many = api_rows_prepare(w);
-		n = 0;
-		for (size_t i = 0; i < m->ncalls; i++) {
-			struct api_call c;
-			const struct api_fn *f;
-			uint32_t cpid, ctid;
-
-			calls_thread(&m->calls, i, &cpid, &ctid);
-			if (cpid != pid)
-				continue;
-			calls_get(&m->calls, i, &c);
-			f = &api_table[c.fn];
-			++n;
-			while (ref < nrefs && refs[ref].call < i)
-				ref++;
-			if (ref < nrefs && refs[ref].call == i)
-				refs[ref].row = n;
-			b.rows[b.n++] = (struct api_row){ f->name,
-							  api_domain_name(f->domain),
-							  api_category_name(f->category),
-							  c.str[0], /* the model's */
-							  (int64_t)c.start_ns + off,
-							  (int64_t)c.end_ns + off,
-							  (int64_t)c.tid,
-							  c.ret };
-			if (b.n == API_BATCH)
-				api_rows_flush(w, &b);
-		}
-		api_rows_flush(w, &b);
-		sqlite3_finalize(b.one);
-		sqlite3_finalize(b.many);
-	}
-
 	st = prepare(w, "INSERT INTO gcu_op VALUES(NULL,?,?,?,?,?,?,?,?,?,?,?,?,?,1,?,?,?)");
 	{
 		sqlite3_stmt *mc = prepare(w, "INSERT INTO memcpy VALUES(NULL,?,?,?)");
@@ -548,19 +670,8 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 			    (int64_t)r->tid, (int64_t)r->truncated);
 	}
 	sqlite3_finalize(st);
-	if (m->cpu.sampled || m->kernel.collected) {
-		struct owners *o = malloc(sizeof(*o));
-
-		if (o) {
-			o->n = profiled_pids(m, o->pids, sizeof(o->pids) / sizeof(o->pids[0]));
-			write_cpu(w, m, o, pid);
-			write_kernel(w, m, o, pid);
-		} else if (!w->rc) {
-			snprintf(w->err, w->errlen, "out of memory");
-			w->rc = -1;
-		}
-		free(o);
-	}
+	write_cpu(w, m, o, pid);
+	write_kernel(w, m, o, pid);
 	write_util(w, m, pid, off);
 	/* marks are counted for the whole run: in the file of the process that was started */
 	st = prepare(w, "INSERT INTO topstx_mark VALUES(NULL,?,?,?,1)");
@@ -569,6 +680,7 @@ static void write_one(struct writer *w, const struct model *m, uint32_t pid,
 	sqlite3_finalize(st);
 	exec(w, "COMMIT");
 	free(refs);
+	return db_commit(&f->o, w);
 }
 
 /* every process the profile saw */
@@ -600,87 +712,234 @@ static size_t profiled_pids(const struct model *m, uint32_t *out, size_t max)
 	return n;
 }
 
-/* a new database for name in t's directory, written in a private directory (outfile.h) */
-static int db_create(struct outfile *o, struct writer *w, const struct outtarget *t,
-		     const char *name)
-{
-	const char *vfs;
+/* --- the api_call rows written while an import reads the calls ----------------------------- */
 
-	if (outfile_create_private(o, t, name, w->err, w->errlen))
-		return -1;
-	vfs = sqlfd_vfs();
-	/* o->db names the file outfile_create_private made (O_EXCL, in its private directory, as
-	 * /proc/self/fd/N/name): SQLite opens that one, creates none (no SQLITE_OPEN_CREATE) and
-	 * follows no link. URIs: a merge attaches its members by one (sqlfd_uri) */
-	if (!vfs || sqlite3_open_v2(o->db, &w->db,
-				    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW | SQLITE_OPEN_URI |
-					    SQLITE_OPEN_NOMUTEX, /* one thread writes it */
-				    vfs) != SQLITE_OK) {
-		named_errf(w->err, w->errlen, o->path, ": %s",
-			   w->db ? sqlite3_errmsg(w->db) : "cannot open");
-		sqlite3_close(w->db);
-		w->db = NULL;
-		outfile_abort(o);
-		return -1;
-	}
-	/* 64 KiB pages: fewer of them to balance and write than at 4 KiB (10M calls: about 10%
-	 * less time) */
-	exec(w, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF");
-	return 0;
+/* Rows go to the writer's thread in batches of STREAM_ROWS, at most STREAM_SLOTS of them queued
+ * (the memory it takes: 4 x 8192 x 72 bytes); the first STREAM_FILES processes' rows are
+ * written so, the others' by vpd_export (from the model, as without a stream) */
+#define STREAM_ROWS  8192
+#define STREAM_SLOTS 4
+#define STREAM_FILES 8
+
+struct stream_row {
+	uint32_t pid;
+	struct api_row r;
+};
+
+struct vpd_stream {
+	const struct outtarget *dir;
+	struct vpd_identity id;
+	char host[256];
+	int64_t off;
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t filled, emptied;
+	/* the producer fills slot head % STREAM_SLOTS (cur rows so far) and counts head up;
+	 * the thread writes slot tail % STREAM_SLOTS and counts tail up */
+	struct stream_row (*slot)[STREAM_ROWS];
+	size_t nrows[STREAM_SLOTS], cur;
+	uint64_t head, tail;
+	bool running, ended, aborted;
+	/* the thread's, read once it has ended */
+	struct vpd_file files[STREAM_FILES];
+	size_t nfiles;
+	uint64_t rows;
+	bool failed;
+	char err[512];
+};
+
+static struct vpd_file *stream_file(struct vpd_stream *s, uint32_t pid)
+{
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].pid == pid)
+			return &s->files[i];
+	return NULL;
 }
 
-/* the database closed and put in place, or thrown away when anything failed */
-static int db_commit(struct outfile *o, struct writer *w)
+/* a batch into the files (a process's opened at its first row, while there is room) */
+static void stream_write(struct vpd_stream *s, const struct stream_row *r, size_t n)
 {
-	if (sqlite3_close(w->db) != SQLITE_OK && !w->rc) {
-		snprintf(w->err, w->errlen, "closing the database failed");
-		w->rc = -1;
-	}
-	w->db = NULL;
-	if (w->rc) {
-		char reason[512];
+	struct vpd_file *f = NULL;
 
-		snprintf(reason, sizeof(reason), "%s", w->err);
-		named_errf(w->err, w->errlen, o->path, ": %s", reason);
-		outfile_abort(o);
-		return -1;
+	for (size_t i = 0; i < n && !s->failed; i++) {
+		if (!f || f->pid != r[i].pid) {
+			f = stream_file(s, r[i].pid);
+			if (!f && s->nfiles < STREAM_FILES) {
+				f = &s->files[s->nfiles];
+				if (file_open(f, s->dir, &s->id, r[i].pid)) {
+					snprintf(s->err, sizeof(s->err), "%s", f->err);
+					s->failed = true;
+					break;
+				}
+				s->nfiles++;
+			}
+			if (!f)
+				continue; /* written by vpd_export */
+		}
+		file_call(f, &r[i].r);
+		s->rows++;
 	}
-	return outfile_commit(o, w->err, w->errlen);
 }
 
-static int write_file(const struct outtarget *dir, const char *name, const struct model *m,
-		      uint32_t pid, const struct vpd_identity *id, char *err, size_t errlen)
+static void *stream_main(void *arg)
 {
-	struct outfile o;
-	struct writer w = { NULL, err, errlen, 0 };
+	struct vpd_stream *s = arg;
 
-	if (db_create(&o, &w, dir, name))
-		return -1;
-	write_one(&w, m, pid, id);
-	return db_commit(&o, &w);
+	pthread_mutex_lock(&s->lock);
+	for (;;) {
+		while (s->tail == s->head && !s->ended)
+			pthread_cond_wait(&s->filled, &s->lock);
+		if (s->tail == s->head)
+			break;
+		if (!s->aborted) {
+			size_t k = s->tail % STREAM_SLOTS;
+
+			pthread_mutex_unlock(&s->lock);
+			stream_write(s, s->slot[k], s->nrows[k]);
+			pthread_mutex_lock(&s->lock);
+		}
+		s->tail++;
+		pthread_cond_signal(&s->emptied);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
 }
 
-static void vpd_name(char *out, size_t len, const struct vpd_identity *id, uint32_t pid)
+struct vpd_stream *vpd_stream_start(const struct outtarget *dir)
 {
-	if (*id->rank)
-		snprintf(out, len, "%s-rank%s-%u.vpd", id->host, id->rank, pid);
-	else
-		snprintf(out, len, "%s-%u.vpd", id->host, pid);
+	struct vpd_stream *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return NULL;
+	s->slot = malloc(STREAM_SLOTS * sizeof(*s->slot));
+	vpd_host(s->host, sizeof(s->host));
+	s->id = (struct vpd_identity){ s->host, vpd_rank(), "" };
+	s->dir = dir;
+	s->off = epoch_offset();
+	/* the VFS registered here, before the thread can use it */
+	if (!s->slot || !sqlfd_vfs() || pthread_mutex_init(&s->lock, NULL)) {
+		free(s->slot);
+		free(s);
+		return NULL;
+	}
+	pthread_cond_init(&s->filled, NULL);
+	pthread_cond_init(&s->emptied, NULL);
+	s->running = !pthread_create(&s->thread, NULL, stream_main, s);
+	if (!s->running) {
+		pthread_cond_destroy(&s->filled);
+		pthread_cond_destroy(&s->emptied);
+		pthread_mutex_destroy(&s->lock);
+		free(s->slot);
+		free(s);
+		return NULL;
+	}
+	return s;
+}
+
+/* the slot filled handed to the thread; back once a slot is free */
+static void stream_publish(struct vpd_stream *s)
+{
+	pthread_mutex_lock(&s->lock);
+	s->nrows[s->head % STREAM_SLOTS] = s->cur;
+	s->head++;
+	pthread_cond_signal(&s->filled);
+	while (s->head - s->tail == STREAM_SLOTS)
+		pthread_cond_wait(&s->emptied, &s->lock);
+	pthread_mutex_unlock(&s->lock);
+	s->cur = 0;
+}
+
+void vpd_stream_call(void *ctx, const struct model *m, const struct api_call *c, size_t i)
+{
+	struct vpd_stream *s = ctx;
+	const char *msg = NULL;
+
+	if (c->str[0]) { /* the model's copy, which outlives the row; c's is the caller's */
+		struct api_call kept;
+
+		calls_get(&m->calls, i, &kept);
+		msg = kept.str[0];
+	}
+	s->slot[s->head % STREAM_SLOTS][s->cur++] =
+		(struct stream_row){ c->pid, api_row_of(c, msg, s->off) };
+	if (s->cur == STREAM_ROWS)
+		stream_publish(s);
+}
+
+/* the rows kept written and the thread ended (once); abort: what it has not written yet is
+ * thrown away */
+static void stream_end(struct vpd_stream *s, bool abort)
+{
+	if (!s->running)
+		return;
+	if (s->cur && !abort)
+		stream_publish(s);
+	pthread_mutex_lock(&s->lock);
+	s->ended = true;
+	s->aborted = abort;
+	pthread_cond_signal(&s->filled);
+	pthread_mutex_unlock(&s->lock);
+	pthread_join(s->thread, NULL);
+	s->running = false;
+}
+
+void vpd_stream_free(struct vpd_stream *s)
+{
+	if (!s)
+		return;
+	stream_end(s, true);
+	for (size_t i = 0; i < s->nfiles; i++)
+		if (s->files[i].w.db)
+			file_abort(&s->files[i]);
+	pthread_cond_destroy(&s->filled);
+	pthread_cond_destroy(&s->emptied);
+	pthread_mutex_destroy(&s->lock);
+	free(s->slot);
+	free(s);
+}
+
+uint64_t vpd_stream_rows(const struct vpd_stream *s, size_t *files)
+{
+	*files = s->nfiles;
+	return s->rows;
 }
 
 int vpd_export(const struct outtarget *dir, const struct model *m, const struct vpd_identity *id,
-	       char *err, size_t errlen)
+	       struct vpd_stream *s, char *err, size_t errlen)
 {
-	uint32_t pids[1024];
-	size_t n = profiled_pids(m, pids, sizeof(pids) / sizeof(pids[0]));
-	char name[NAME_MAX + 1];
+	struct owners *o = malloc(sizeof(*o));
+	int64_t off = s ? s->off : epoch_offset();
+	int n = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		vpd_name(name, sizeof(name), id, pids[i]);
-		if (write_file(dir, name, m, pids[i], id, err, errlen))
-			return -1;
+	if (s)
+		stream_end(s, false);
+	if (!o || (s && s->failed)) {
+		snprintf(err, errlen, "%s", o ? s->err : "out of memory");
+		free(o);
+		return -1;
 	}
-	return (int)n;
+	o->n = profiled_pids(m, o->pids, sizeof(o->pids) / sizeof(o->pids[0]));
+	for (size_t i = 0; i < o->n; i++) {
+		struct vpd_file one, *f = s ? stream_file(s, o->pids[i]) : NULL;
+
+		if (!f) {
+			f = &one;
+			if (file_open(f, dir, id, o->pids[i])) {
+				snprintf(err, errlen, "%s", f->err);
+				n = -1;
+				break;
+			}
+			file_calls(f, m, off);
+		}
+		if (file_close(f, m, id, o, off)) {
+			snprintf(err, errlen, "%s", f->err);
+			n = -1;
+			break;
+		}
+		n++;
+	}
+	free(o);
+	return n;
 }
 
 /* --- reading ------------------------------------------------------------------------------- */

@@ -28,12 +28,26 @@ struct vpd_identity {
 /* the rank of this process in a distributed job (OMPI_COMM_WORLD_RANK, PMI_RANK, RANK...), or
  * "" */
 const char *vpd_rank(void);
+/* this host's name, as the files are named ("localhost" when it has none) */
+void vpd_host(char *host, size_t len);
+
+/* While an import reads the calls, the api_call rows of the first few processes written by a
+ * thread of its own as the model keeps them (model.h, on_call): the import's work and SQLite's
+ * at once. Started before the import (NULL when it cannot be: vpd_export then writes every
+ * row), given to vpd_export, freed after it (and after a failed import: nothing is left of
+ * its files) and before the model, whose strings its rows point at */
+struct vpd_stream;
+struct vpd_stream *vpd_stream_start(const struct outtarget *dir);
+void vpd_stream_call(void *stream, const struct model *m, const struct api_call *c, size_t i);
+void vpd_stream_free(struct vpd_stream *s);
+/* the rows it wrote, and the files they went to (read after vpd_export) */
+uint64_t vpd_stream_rows(const struct vpd_stream *s, size_t *files);
 
 /* one vpd per profiled process of m into dir (prepared before the run, outfile.h), named
- * <host>-rank<R>-<pid>.vpd (rank part left out outside a distributed job); the number written,
- * or -1 with the reason in err */
+ * <host>-rank<R>-<pid>.vpd (rank part left out outside a distributed job), with the rows stream
+ * (NULL: none) wrote; the number written, or -1 with the reason in err */
 int vpd_export(const struct outtarget *dir, const struct model *m, const struct vpd_identity *id,
-	       char *err, size_t errlen);
+	       struct vpd_stream *stream, char *err, size_t errlen);
 /* a vpd back into a model, read through one descriptor (infile.h) by SQLite, which keeps only
  * its page cache in memory; 0, or -1 with the reason in err (the file not named) */
 int vpd_import(const char *path, struct model *m, char *err, size_t errlen);
