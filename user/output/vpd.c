@@ -816,21 +816,14 @@ struct vpd_stream *vpd_stream_start(const struct outtarget *dir)
 	s->id = (struct vpd_identity){ s->host, vpd_rank(), "" };
 	s->dir = dir;
 	s->off = epoch_offset();
-	/* the VFS registered here, before the thread can use it */
-	if (!s->slot || !sqlfd_vfs() || pthread_mutex_init(&s->lock, NULL)) {
-		free(s->slot);
-		free(s);
-		return NULL;
-	}
+	pthread_mutex_init(&s->lock, NULL);
 	pthread_cond_init(&s->filled, NULL);
 	pthread_cond_init(&s->emptied, NULL);
-	s->running = !pthread_create(&s->thread, NULL, stream_main, s);
+	/* the VFS registered here, before the thread can use it */
+	if (s->slot && sqlfd_vfs())
+		s->running = !pthread_create(&s->thread, NULL, stream_main, s);
 	if (!s->running) {
-		pthread_cond_destroy(&s->filled);
-		pthread_cond_destroy(&s->emptied);
-		pthread_mutex_destroy(&s->lock);
-		free(s->slot);
-		free(s);
+		vpd_stream_free(s);
 		return NULL;
 	}
 	return s;
