@@ -72,7 +72,7 @@ UNIT_BINS := $(UNIT_SRCS:tests/unit/%.c=$(OUTPUT)/tests/%)
 # for the benchmark's smoke test (tests/e2e/test_bench.sh)
 BENCH := $(OUTPUT)/bench
 BENCH_BINS := $(BENCH)/bare $(BENCH)/apibench $(BENCH)/libinterpose.so $(BENCH)/genevents \
-	      $(BENCH)/tpfloor $(BENCH)/sysloop
+	      $(BENCH)/tpfloor $(BENCH)/sysloop $(BENCH)/sqlfloor
 
 FORMAT_FILES = $(filter-out vmlinux/%,$(shell git ls-files '*.c' '*.h' 2>/dev/null))
 
@@ -298,6 +298,12 @@ $(BENCH)/libinterpose.so: scripts/bench/interpose.c
 
 # a synthetic raw data file of N calls, for the 10M-event series (scripts/bench/scale.sh)
 $(BENCH)/genevents: scripts/bench/genevents.c $(LIB_OBJS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@
+
+# SQLite alone inserting the rows of the vpd export in the 10M-event series
+$(BENCH)/sqlfloor: scripts/bench/sqlfloor.c $(LIB_OBJS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $< $(LIB_OBJS) $(LDLIBS) -o $@

@@ -14,12 +14,13 @@ set -euo pipefail
 OUT=${1:-build}
 TOPSPROF=$OUT/topsprof
 GEN=$OUT/bench/genevents
+FLOOR=$OUT/bench/sqlfloor
 N=${BENCH_SCALE_EVENTS:-10000000}
 ROUNDS=${BENCH_SCALE_ROUNDS:-${BENCH_ROUNDS:-5}} # make bench's run.sh gives BENCH_ROUNDS
 TIME=$BENCH_TIME
 
-[ -x "$GEN" ] && [ -x "$TOPSPROF" ] || {
-	echo "scale: build $GEN and $TOPSPROF first (make bench)" >&2
+[ -x "$GEN" ] && [ -x "$FLOOR" ] && [ -x "$TOPSPROF" ] || {
+	echo "scale: build $GEN, $FLOOR and $TOPSPROF first (make bench)" >&2
 	exit 1
 }
 [ -x "$TIME" ] || {
@@ -67,6 +68,7 @@ series() { # N: the rows for N events
 		[ "$n" -gt 10000000 ] && continue
 		run "vpd_$n" "$n" "$TOPSPROF" --quiet --import-rawdata "$raw" \
 			--export-visual-profiler "$dir/out"
+		run "floor_$n" "$n" "$FLOOR" "$n" "$dir/out/floor.db"
 		run "csv_$n" "$n" "$TOPSPROF" --quiet --import-profile "$dir/k$n.prof" \
 			--print-gcu-trace --export-csv "$dir/out/t.csv"
 		run "chrome_$n" "$n" "$TOPSPROF" --quiet --import-profile "$prof" \
@@ -102,6 +104,14 @@ for n in "$N" 100000000; do
 	row sum_prof "$n" "summary from a profile (--import-profile)"
 	row sum_raw "$n" "summary from raw data (--import-rawdata)"
 	row vpd "$n" "raw data to vpd (--export-visual-profiler)"
+	row floor "$n" "SQLite alone: the vpd's api_call rows of these calls (bench/sqlfloor)"
 	row csv "$n" "profile of the calls and a GCU kernel record per launch ($(printf "%'d" $((n * 3 / 8)))) to CSV GCU trace (--print-gcu-trace --export-csv)" $((n + n * 3 / 8))
 	row chrome "$n" "profile to Chrome trace (--export-chrome-trace)"
 done
+if [ -s "$dir/vpd_$N" ] && [ -s "$dir/floor_$N" ]; then
+	v=$(awk '{ print $1 }' "$dir/vpd_$N" | median_min_max | awk '{ print $1 }')
+	f=$(awk '{ print $1 }' "$dir/floor_$N" | median_min_max | awk '{ print $1 }')
+	echo
+	echo "raw data to vpd / SQLite alone inserting its api_call rows: $v s / $f s" \
+		"= $(awk -v v="$v" -v f="$f" 'BEGIN { printf "%.2f", v / f }')x"
+fi

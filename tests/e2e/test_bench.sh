@@ -107,4 +107,22 @@ grep -qF "bench: 0 failed runs" <<<"$out" ||
 	die "runs failed:"$'\n'"$(grep -F ' failed: ' <<<"$err")"$'\n'"$out"
 checks=$((checks + 1))
 ! grep -q "failed in every round" <<<"$out" || die "a row failed in every round:"$'\n'"$out$err"
+
+# the 10M-event series' shape, at 20000 events and one round: each row measured, SQLite's floor
+# beside the vpd export, their ratio
+SCALE=$E2E_DIR/../../scripts/bench/scale.sh
+if [ -e "$SCALE" ] && [ -x /usr/bin/time ]; then
+	run env BENCH_SCALE_EVENTS=20000 BENCH_SCALE_ROUNDS=1 "$SCALE" "$OUTPUT"
+	expect_rc 0 "scale.sh at 20000 events"
+	for t in "summary from a profile" "summary from raw data" "raw data to vpd" \
+		"SQLite alone: the vpd's api_call rows" "to CSV GCU trace" "profile to Chrome trace"; do
+		checks=$((checks + 1))
+		grep -F "$t" <<<"$out" | grep -Eq '[|] 2[0-9],?[0-9]{3} [|] [0-9.]+ [(][0-9.]+-[0-9.]+[)] s [|]' ||
+			die "scale.sh: no measured row '$t':"$'\n'"$out"
+	done
+	checks=$((checks + 1))
+	grep -Eq '^raw data to vpd / SQLite alone inserting its api_call rows: [0-9.]+ s / [0-9.]+ s = [0-9.]+x$' <<<"$out" ||
+		die "scale.sh: no ratio of the vpd export to SQLite alone:"$'\n'"$out"
+fi
+
 done_ok
