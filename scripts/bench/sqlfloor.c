@@ -18,8 +18,8 @@
 
 #define BATCH 128
 
-static const char *const mix[] = { "topsLaunchKernel", "topsMemcpyAsync",	"topsLaunchKernel",
-				   "topsMemsetAsync",  "topsLaunchKernel",	"topsStreamSynchronize",
+static const char *const mix[] = { "topsLaunchKernel", "topsMemcpyAsync",  "topsLaunchKernel",
+				   "topsMemsetAsync",  "topsLaunchKernel", "topsStreamSynchronize",
 				   "topsMemcpyHtoD",   "topsGetLastError" };
 
 static void check(sqlite3 *db, int rc, const char *what)
@@ -63,17 +63,19 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	check(db,
-	      sqlite3_exec(db,
-			   "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-			   "CREATE TABLE api_call(id INTEGER PRIMARY KEY, name TEXT,"
-			   " start_timestamp INTEGER, end_timestamp INTEGER, duration INTEGER,"
-			   " domain TEXT, category TEXT, process_id INTEGER, tid INTEGER, ret INTEGER,"
-			   " message TEXT); BEGIN",
-			   NULL, NULL, NULL),
+	      sqlite3_exec(
+		      db,
+		      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+		      "CREATE TABLE api_call(id INTEGER PRIMARY KEY, name TEXT,"
+		      " start_timestamp INTEGER, end_timestamp INTEGER, duration INTEGER,"
+		      " domain TEXT, category TEXT, process_id INTEGER, tid INTEGER, ret INTEGER,"
+		      " message TEXT); BEGIN",
+		      NULL, NULL, NULL),
 	      "schema");
 	check(db, sqlite3_prepare_v2(db, sql, -1, &many, NULL), "prepare");
-	check(db, sqlite3_prepare_v2(db, "INSERT INTO api_call VALUES(NULL,?,?,?,?,?,?,1,?,?,?)", -1,
-				     &one, NULL),
+	check(db,
+	      sqlite3_prepare_v2(db, "INSERT INTO api_call VALUES(NULL,?,?,?,?,?,?,1,?,?,?)", -1,
+				 &one, NULL),
 	      "prepare");
 	for (long long i = 0; i < n;) {
 		long long rows = n - i >= BATCH ? BATCH : 1;
