@@ -42,7 +42,7 @@ CFLAGS += $(SANFLAGS)
 LDFLAGS += $(SANFLAGS)
 endif
 # libbpf is linked statically so that a copied binary runs on hosts with another libbpf
-LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -lelf -lz -llzma -lstdc++ -lcjson -lsqlite3 -lm
+LDLIBS := -Wl,-Bstatic -lbpf -Wl,-Bdynamic -ldw -lelf -lz -llzma -lstdc++ -lcjson -lsqlite3 -lm
 
 # BPF programs: CO-RE against the committed vmlinux.h of the architecture; system include dirs
 # added after ours so that clang -target bpf finds asm/ headers the way the host compiler does

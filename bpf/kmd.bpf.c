@@ -10,6 +10,7 @@
 
 #include "kc_common.h"
 #include "stub.h"
+#include "uregs.h"
 
 /* false before Linux 5.15 (no bpf_get_func_ip): the kprobes are reached through a stub per
  * function and probe (stub.h, slots 0 and 1), whose value is the function's address; topsprof
@@ -53,29 +54,6 @@ struct {
 
 #define KMD_PF_KTHREAD 0x00200000 /* include/linux/sched.h: PF_KTHREAD */
 
-/* task_pt_regs() where the kernel has no bpf_task_pt_regs (before Linux 5.15): the user mode
- * registers at the top of the task's kernel stack (THREAD_SIZE, 16 KB on x86-64 and arm64
- * without KASAN); NULL unless they are user mode's (the stack is another size) */
-#define KMD_THREAD_SIZE 16384
-
-static __always_inline struct pt_regs *task_regs_on_stack(struct task_struct *t)
-{
-	struct pt_regs *regs = (void *)((unsigned long)BPF_CORE_READ(t, stack) + KMD_THREAD_SIZE -
-					bpf_core_type_size(struct pt_regs));
-
-#if defined(__TARGET_ARCH_x86)
-	/* __USER_CS (or __USER32_CS, a 32-bit process) and __USER_DS, as user mode's only */
-	unsigned long cs = BPF_CORE_READ(regs, cs), ss = BPF_CORE_READ(regs, ss);
-
-	if ((cs != 0x33 && cs != 0x23) || ss != 0x2b)
-		return NULL;
-#elif defined(__TARGET_ARCH_arm64)
-	if (BPF_CORE_READ(regs, pstate) & 0xf) /* not EL0 */
-		return NULL;
-#endif
-	return regs;
-}
-
 /* the system call of a thread that enters the driver's functions through a file the driver
  * does not own (filter kmd: kernel.bpf.c then kept no entry): from its start when the thread
  * entered it on this CPU and has not left it since (kc_cpu_syscall), else from now;
@@ -94,11 +72,7 @@ static __always_inline struct kc_thread *kmd_syscall(__u64 pt)
 		th.enter_ns = c->enter_ns;
 		nr = (long)c->id;
 	} else if (!(BPF_CORE_READ(task, flags) & KMD_PF_KTHREAD)) {
-		/* with bpf_task_pt_regs (Linux 5.15+), bpf_get_current_task_btf (5.11) is there */
-		struct pt_regs *regs =
-			bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_task_pt_regs)
-				? (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf())
-				: task_regs_on_stack(task);
+		struct pt_regs *regs = task_user_regs(task);
 
 		if (regs) {
 #if defined(__TARGET_ARCH_x86)

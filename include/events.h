@@ -177,7 +177,38 @@ struct cpu_key {
 /* cpu_drops indices */
 enum cpu_drop {
 	CPU_DROP_COUNT = 0, /* samples lost to a full count map (a lost stack is seen in its key) */
+	CPU_DROP_SAMPLE = 1, /* samples with a stack copy lost to a full ring buffer */
 	CPU_DROP__COUNT
+};
+
+/* A thread's user registers by their DWARF numbers, as call frame information names them: on
+ * x86-64 rax, rdx, rcx, rbx, rsi, rdi, rbp, rsp, r8-r15, and the return address column (rip);
+ * on arm64 x0-x30, sp, and pc in 32. */
+#if defined(__TARGET_ARCH_arm64) || defined(__aarch64__)
+#define UREG_N	33
+#define UREG_FP 29
+#define UREG_SP 31
+#define UREG_PC 32
+#else
+#define UREG_N	17
+#define UREG_FP 6
+#define UREG_SP 7
+#define UREG_PC 16
+#endif
+
+/* CPU samples unwound by topsprof from the call frame information (--cpu-profiling-unwind dwarf):
+ * the user registers and a copy of the user stack from its pointer up, sent on cpu_samples with
+ * as many bytes of stack as were read (stack_len), never more than CPU_USTACK_MAX */
+#define CPU_USTACK_MAX 32768
+
+struct cpu_sample {
+	__u32 tgid;
+	__u32 tid;
+	__s32 kstack; /* a stack map id; negative: none */
+	__u32 stack_len;
+	struct kc_user_returns uret;
+	__u64 regs[UREG_N]; /* all 0: no user registers (a kernel thread's, or unreadable) */
+	__u8 stack[CPU_USTACK_MAX];
 };
 
 /* Kernel callstacks (bpf/kernel.bpf.c, bpf/kmd.bpf.c): entry points and off-CPU stacks, counted

@@ -28,7 +28,7 @@ SIM_SAMPLES := simpleElemwiseAdd stress topstx_ranges topstx_cold fork_app cpu_h
 SIM_TARGETS := $(SIM_LIB)/libtopsrt.so $(SIM_LIB)/libtopsrt.a $(SIM_LIB)/libtopstx.so \
 	$(SIM_OUT)/lib-cet/libtopsrt.so $(SIM_LIB)/libsample_kernels.so \
 	$(SIM_SAMPLES:%=$(SIM_BIN)/%) $(SIM_BIN)/dlopen_app $(SIM_BIN)/simpleElemwiseAdd_static \
-	$(SIM_BIN)/ctypes_app.py $(SIM_BIN)/gcu-records
+	$(SIM_BIN)/ctypes_app.py $(SIM_BIN)/gcu-records $(SIM_BIN)/cpu_hot_nofp
 
 # the same sources compiled for the unit tests, with the tests' flags (ASan/UBSan under SAN=1);
 # topsprof's own come from its objects
@@ -90,6 +90,15 @@ $(SIM_BIN)/%: sim/samples/%.c sim/samples/common.h $(SIM_LIB)/libtopsrt.so $(SIM
 
 # built as profiled code should be, to give CPU sampling whole stacks
 $(SIM_BIN)/cpu_hot: SIM_APP_CFLAGS += -fno-omit-frame-pointer
+
+# the same built as distributions build their packages: no frame pointers anywhere
+$(SIM_BIN)/cpu_hot_nofp: sim/samples/cpu_hot.c sim/samples/common.h $(SIM_LIB)/libtopsrt.so \
+		$(SIM_LIB)/libtopstx.so
+	$(call msg,CC-APP,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(filter-out -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer,$(SIM_APP_CFLAGS)) \
+		-fomit-frame-pointer $< -L$(SIM_LIB) -Wl,--as-needed -ltopstx -ltopsrt -lm \
+		$(SIM_RPATH) -o $@
 
 # no link to the runtime: it is dlopen()ed by name at run time (found through RUNPATH)
 $(SIM_BIN)/dlopen_app: sim/samples/dlopen_app.c $(SIM_LIB)/libtopsrt.so

@@ -151,6 +151,52 @@ grep -qE '^cpu_hot;.*;main;hot_loop [0-9]+$' "$TMP/cpu.folded" &&
 	grep -qE '^cpu_hot;.*;worker;hot_loop [0-9]+$' "$TMP/cpu.folded" ||
 	die "folded stacks lack main;hot_loop or worker;hot_loop:"$'\n'"$(cat "$TMP/cpu.folded")"
 
+# --- the same app built as distributions build theirs, without frame pointers: its stacks are
+# unwound by the call frame information, each whole to its thread's entry (_start, or clone3 for a
+# thread), with no caller made up; walked by frame pointers alone (fp), the same stacks stop short
+# and take the bits of whatever is where a frame pointer would be for callers ------------------
+run "$TOPSPROF" --print-app-log --cpu-profiling-callstack --cpu-profiling-frequency 99 \
+	--export-folded "$TMP/nofp.folded" "$BIN/cpu_hot_nofp" -c 1000
+expect_rc 0
+expect_samples 99
+cp "$TMP/nofp.folded" "$TMP/cpu.folded" # what folded_total reads
+expect_share "hot_loop self % (no frame pointers)" "$(cpu_field hot_loop 2)" hot_ms 10 10 \
+	"$(kernel_part hot_loop)"
+expect_share "main total % (no frame pointers)" "$(total_of main)" main_ms 10 10
+expect_share "worker total % (no frame pointers)" "$(total_of worker)" worker_ms 10 10
+# every stack of the app's own code whole: main's from _start through the C library's start, the
+# worker's from clone3 and start_thread (named by libc6-dbg's debug file, or by .dynsym)
+checks=$((checks + 1))
+grep -qE '^cpu_hot_nofp;_start;[^ ]*;main;hot_loop [0-9]+$' "$TMP/nofp.folded" &&
+	grep -qE '^cpu_hot_nofp;clone3?;[^ ]*;worker;hot_loop [0-9]+$' "$TMP/nofp.folded" ||
+	die "no whole stacks of main;hot_loop and worker;hot_loop:"$'\n'"$(cat "$TMP/nofp.folded")"
+# and of all the samples (the loader's and exit's too), at least 95% reach an entry; the report
+# says how many were cut and why
+whole=$(awk '{ n = $NF; all += n } /^cpu_hot_nofp;(_start|clone3?);/ { w += n }
+	END { if (all > 0) printf "%.2f\n", 100 * w / all }' "$TMP/nofp.folded")
+checks=$((checks + 1))
+awk -v w="$whole" 'BEGIN { exit !(w != "" && w >= 95) }' ||
+	die "only $whole% of the stacks reach a thread's entry:"$'\n'"$out"$'\n'"$(cat "$TMP/nofp.folded")"
+echo "no frame pointers: $whole% of the samples' stacks reach a thread's entry"
+checks=$((checks + 1))
+! grep -q '\[unknown\] 0x' "$TMP/nofp.folded" ||
+	die "a made-up caller in the unwound stacks:"$'\n'"$(cat "$TMP/nofp.folded")"
+cut=$(sed -n 's/^==[0-9]*==  *\([0-9.]*\)% of the samples have user stacks cut short:$/\1/p' <<<"$out")
+checks=$((checks + 1))
+awk -v w="$whole" -v c="${cut:-0}" 'BEGIN { exit !(c + w >= 99.9 && c + w <= 100.1) }' ||
+	die "the report's cut share ('$cut') is not the rest of $whole%"$'\n'"$out"
+# frame pointers alone: stacks cut, and said to be
+run "$TOPSPROF" --cpu-profiling-callstack --cpu-profiling-unwind fp \
+	--export-folded "$TMP/nofp-fp.folded" "$BIN/cpu_hot_nofp" -c 300
+expect_rc 0
+expect_out "have user stacks that stop short of a thread's entry"
+checks=$((checks + 1))
+! grep -qE '^cpu_hot_nofp;_start;[^ ]*;main;hot_loop [0-9]+$' "$TMP/nofp-fp.folded" ||
+	die "frame pointers walked a binary without them to its entry?"$'\n'"$(cat "$TMP/nofp-fp.folded")"
+run "$TOPSPROF" --cpu-profiling-callstack --cpu-profiling-unwind lbr "$BIN/cpu_hot" 10
+expect_rc 2
+expect_err "'lbr' is not dwarf or fp"
+
 # nothing overwritten without --force-overwrite
 run "$TOPSPROF" --cpu-profiling-callstack --export-folded "$TMP/cpu.folded" "$BIN/cpu_hot" 10
 expect_rc 1

@@ -70,6 +70,13 @@ const struct opt_def cli_options[OPT__COUNT] = {
 	[OPT_CPU_PROFILING_FREQUENCY] = { OPT_CPU_PROFILING_FREQUENCY, "cpu-profiling-frequency",
 					  ARG_FREQ, "FREQ", "100Hz", GRP_CPU, L,
 					  "Call stack sampling frequency, 1 to 100 Hz." },
+	[OPT_CPU_PROFILING_UNWIND] = { OPT_CPU_PROFILING_UNWIND, "cpu-profiling-unwind", ARG_UNWIND,
+				       "dwarf|fp", "dwarf", GRP_CPU, L,
+				       "How sampled user stacks are walked: dwarf copies the "
+				       "stack and unwinds it by the binaries' call frame "
+				       "information (whole stacks without frame pointers); fp "
+				       "walks frame pointers in the kernel (cheaper, cut short "
+				       "where code has none)." },
 	[OPT_CPU_UTILIZATION] = { OPT_CPU_UTILIZATION, "cpu-utilization", ARG_NONE, NULL, NULL,
 				  GRP_CPU, L,
 				  "Sample CPU utilization of the profiled processes and the host." },
@@ -452,6 +459,13 @@ static int apply_value(const struct opt_def *d, const char *v, struct cli *cli, 
 		quoted_errf(err, errlen, v, " is not auto, stats or trace");
 		return -1;
 	}
+	case ARG_UNWIND:
+		if (strcasecmp(v, "dwarf") && strcasecmp(v, "fp")) {
+			quoted_errf(err, errlen, v, " is not dwarf or fp");
+			return -1;
+		}
+		cli->cpu_unwind_fp = !strcasecmp(v, "fp");
+		return 0;
 	case ARG_BUFSIZE:
 		if (parse_bytes(v, &n)) {
 			quoted_errf(err, errlen, v, " is not a size (e.g. 8MB, 65536)");
@@ -700,6 +714,7 @@ static int check_values(struct cli *cli, char *err, size_t errlen)
 		enum opt_id opt, needs1, needs2;
 	} idle[] = {
 		{ OPT_CPU_PROFILING_FREQUENCY, OPT_CPU_PROFILING_CALLSTACK, OPT__COUNT },
+		{ OPT_CPU_PROFILING_UNWIND, OPT_CPU_PROFILING_CALLSTACK, OPT__COUNT },
 		{ OPT_UTILIZATION_FREQUENCY, OPT_CPU_UTILIZATION, OPT_MEMORY_UTILIZATION },
 		{ OPT_KERNEL_CALLSTACK_FILTER, OPT_KERNEL_CALLSTACK, OPT__COUNT },
 		{ OPT_KMD_MODULE, OPT_KERNEL_CALLSTACK, OPT__COUNT },

@@ -26,6 +26,7 @@ enum opt_id {
 	OPT_TOPSTX_MAX_BYTES_SIZE,
 	OPT_CPU_PROFILING_CALLSTACK,
 	OPT_CPU_PROFILING_FREQUENCY,
+	OPT_CPU_PROFILING_UNWIND,
 	OPT_CPU_UTILIZATION,
 	OPT_MEMORY_UTILIZATION,
 	OPT_UTILIZATION_FREQUENCY,
@@ -93,6 +94,7 @@ enum opt_arg {
 	ARG_SECONDS,
 	ARG_BUFSIZE, /* ring buffer size */
 	ARG_APIMODE, /* auto | stats | trace */
+	ARG_UNWIND,  /* dwarf | fp */
 };
 
 enum opt_group {
@@ -177,6 +179,7 @@ struct cli {
 	bool topstx_all_domains;
 	uint32_t topstx_max_bytes;
 	uint32_t cpu_frequency_hz;
+	bool cpu_unwind_fp; /* --cpu-profiling-unwind fp */
 	uint32_t utilization_frequency_hz;
 	enum kfilter_kind kfilter;
 	const char *kfilter_functions; /* comma list when kfilter == KFILTER_FUNCS */

@@ -70,6 +70,7 @@ static void settings(struct run *r)
 		.found = &r->found,
 		.cpu_stacks = cli->given[OPT_CPU_PROFILING_CALLSTACK],
 		.cpu_hz = cli->cpu_frequency_hz,
+		.cpu_unwind_fp = cli->cpu_unwind_fp,
 		.kernel_stacks = cli->given[OPT_KERNEL_CALLSTACK],
 		.kfilter = filters[cli->kfilter],
 		.kfilter_name = cli->given[OPT_KERNEL_CALLSTACK_FILTER]

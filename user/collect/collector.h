@@ -47,6 +47,7 @@ struct collect_settings {
 	/* CPU stacks */
 	bool cpu_stacks;
 	uint32_t cpu_hz;
+	bool cpu_unwind_fp; /* user stacks by frame pointers in the kernel, not copied */
 	/* kernel callstacks */
 	bool kernel_stacks;
 	enum kc_filter kfilter;

@@ -2,6 +2,7 @@
 #include "collect/cpuprof.h"
 
 #include "collect/bpfmaps.h"
+#include "collect/bpfstub.h"
 #include "collect/collector.h"
 #include "cpu.skel.h"
 #include "events.h"
@@ -9,6 +10,9 @@
 #include "symbols/proccache.h"
 #include "symbols/stackname.h"
 #include "symbols/symbolize.h"
+#include "symbols/unwind.h"
+#include "lib/grow.h"
+#include "lib/monotime.h"
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -20,12 +24,60 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+/* a user stack unwound here, with its kernel side's stack map id, and how often it was seen */
+struct ustack {
+	uint64_t hash, count;
+	uint32_t tgid;
+	int32_t kstack;
+	uint32_t ip0; /* its frames: ips[ip0 .. ip0 + n) */
+	uint16_t n;
+	uint8_t end; /* enum stack_end */
+};
+
+/* the stack copies' ring buffer: about a second of 100 Hz samples of whole copies on 2 CPUs */
+#define SAMPLES_RING (8u << 20)
+/* a sample whose address is in no mapping known reads its process's anew, this often at most */
+#define REREAD_NS (100 * 1000000ull)
+
 struct cpuprof {
 	struct cpu_bpf *skel;
 	struct bpf_link **links;
 	int ncpus;
 	struct proc_watch procs; /* announced on cpu_new when first sampled; all in cpu_seen */
+	bool unwind;		 /* stack copies come on cpu_samples, unwound here */
+	struct unwinder *uw;
+	struct ustack *us;
+	size_t nus, capus;
+	uint32_t *slots; /* open addressing: index + 1 into us */
+	size_t nslots;
+	uint64_t *ips;
+	size_t nips, capips;
+	uint64_t unwound, unwind_ns, copied, bad_records;
+	bool oom; /* said */
 };
+
+/* the stack copies' maps sized, and the sampling program that fits the kernel chosen; with
+ * frame pointers, the least of both */
+static int set_copy_maps(struct cpuprof *c)
+{
+	int ncpus = libbpf_num_possible_cpus(), err;
+	bool find_vma = c->unwind && bpf_have_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma,
+						     "TOPSPROF_NO_FIND_VMA");
+
+	if (ncpus <= 0)
+		return ncpus ? ncpus : -ENODEV;
+	err = bpf_map__set_max_entries(c->skel->maps.cpu_scratch, c->unwind ? (__u32)ncpus : 1)
+		      ?: bpf_map__set_max_entries(c->skel->maps.cpu_samples,
+						  c->unwind ? SAMPLES_RING : (__u32)getpagesize());
+	bpf_program__set_autoload(c->skel->progs.cpu_sample, !c->unwind || find_vma);
+	bpf_program__set_autoload(c->skel->progs.cpu_sample_novma, c->unwind && !find_vma);
+	if (c->unwind)
+		pr_debug("CPU sampling: user stacks copied (%u KB at most) and unwound by their "
+			 "CFI; stack ends %s",
+			 CPU_USTACK_MAX / 1024,
+			 find_vma ? "by bpf_find_vma" : "by the stack's top, or shortened to read");
+	return err;
+}
 
 static int open_events(struct cpuprof *c, uint32_t hz)
 {
@@ -54,7 +106,11 @@ static int open_events(struct cpuprof *c, uint32_t hz)
 			return -errno;
 		}
 		/* once attached, the link owns pfd and closes it */
-		c->links[cpu] = bpf_program__attach_perf_event(c->skel->progs.cpu_sample, pfd);
+		c->links[cpu] = bpf_program__attach_perf_event(
+			bpf_program__autoload(c->skel->progs.cpu_sample)
+				? c->skel->progs.cpu_sample
+				: c->skel->progs.cpu_sample_novma,
+			pfd);
 		if (!c->links[cpu]) {
 			int err = -errno;
 
@@ -65,6 +121,123 @@ static int open_events(struct cpuprof *c, uint32_t hz)
 	}
 	pr_debug("CPU sampling: cpu-clock at %u Hz on %d CPUs", hz, attached);
 	return attached ? 0 : -ENODEV;
+}
+
+static uint64_t stack_hash(uint32_t tgid, int32_t kstack, const uint64_t *ips, size_t n)
+{
+	uint64_t h = 1469598103934665603ull ^ ((uint64_t)tgid << 32 | (uint32_t)kstack);
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ips[i]) * 1099511628211ull;
+	return h ^ (h >> 29);
+}
+
+static bool same_stack(const struct cpuprof *c, const struct ustack *e, uint64_t h, uint32_t tgid,
+		       int32_t kstack, const uint64_t *ips, size_t n)
+{
+	return e->hash == h && e->tgid == tgid && e->kstack == kstack && e->n == n &&
+	       !memcmp(&c->ips[e->ip0], ips, n * sizeof(*ips));
+}
+
+static bool slots_grow(struct cpuprof *c)
+{
+	size_t ns = c->nslots ? c->nslots * 2 : 1024;
+	uint32_t *s;
+
+	if (2 * (c->nus + 1) <= c->nslots)
+		return true;
+	s = calloc(ns, sizeof(*s));
+	if (!s)
+		return false;
+	for (size_t i = 0; i < c->nus; i++) {
+		size_t at = c->us[i].hash & (ns - 1);
+
+		while (s[at])
+			at = (at + 1) & (ns - 1);
+		s[at] = (uint32_t)i + 1;
+	}
+	free(c->slots);
+	c->slots = s;
+	c->nslots = ns;
+	return true;
+}
+
+/* one more sample of a stack; false when out of memory */
+static bool count_stack(struct cpuprof *c, uint32_t tgid, int32_t kstack, const uint64_t *ips,
+			size_t n, enum stack_end end)
+{
+	uint64_t h = stack_hash(tgid, kstack, ips, n);
+	struct ustack *e;
+	size_t at;
+
+	if (!slots_grow(c))
+		return false;
+	for (at = h & (c->nslots - 1); c->slots[at]; at = (at + 1) & (c->nslots - 1)) {
+		e = &c->us[c->slots[at] - 1];
+		if (same_stack(c, e, h, tgid, kstack, ips, n)) {
+			e->count++;
+			return true;
+		}
+	}
+	if (!grow_array((void **)&c->us, &c->capus, c->nus, sizeof(*c->us)) ||
+	    !grow_array_to((void **)&c->ips, &c->capips, c->nips + n, sizeof(*c->ips)))
+		return false;
+	memcpy(&c->ips[c->nips], ips, n * sizeof(*ips));
+	c->us[c->nus] = (struct ustack){ .hash = h,
+					 .count = 1,
+					 .tgid = tgid,
+					 .kstack = kstack,
+					 .ip0 = (uint32_t)c->nips,
+					 .n = (uint16_t)n,
+					 .end = (uint8_t)end };
+	c->nips += n;
+	c->slots[at] = (uint32_t)++c->nus;
+	return true;
+}
+
+/* a sample's stack copy, unwound as it comes (its process's mappings were read when it was
+ * announced, on the ring buffer consumed before this one) */
+static int on_sample(void *ctx, void *data, size_t size)
+{
+	struct cpuprof *c = ctx;
+	const struct cpu_sample *s = data;
+	const size_t head = offsetof(struct cpu_sample, stack);
+	uint64_t ips[CPU_STACK_DEPTH], t0 = mono_ns();
+	struct unwind_input in;
+	const struct cached_proc *p;
+	enum stack_end end;
+	size_t n = 0;
+
+	if (size < head || s->stack_len > size - head) {
+		c->bad_records++;
+		return 0;
+	}
+	in = (struct unwind_input){ (const uint64_t *)s->regs, s->stack, s->stack_len, &s->uret };
+	p = proccache_find(&c->procs.cache, s->tgid);
+	if (!p) {
+		proccache_capture(&c->procs.cache, s->tgid, t0);
+		p = proccache_find(&c->procs.cache, s->tgid);
+	}
+	if (p) {
+		n = unwind_user(c->uw, &p->maps, &in, ips, CPU_STACK_DEPTH, &end);
+		/* code mapped since the mappings were read (dlopen) */
+		if (!n && end == STACK_END_UNMAPPED && !p->gone && t0 - p->read_ns > REREAD_NS) {
+			proccache_renew(&c->procs.cache, s->tgid, t0);
+			p = proccache_find(&c->procs.cache, s->tgid);
+			if (p)
+				n = unwind_user(c->uw, &p->maps, &in, ips, CPU_STACK_DEPTH, &end);
+		}
+	} else {
+		end = STACK_END_UNMAPPED;
+	}
+	if (!count_stack(c, s->tgid, s->kstack, ips, n, end) && !c->oom) {
+		c->oom = true;
+		pr_warn("CPU stacks: out of memory; samples from now on are lost");
+	}
+	c->unwound++;
+	c->copied += s->stack_len;
+	c->unwind_ns += mono_ns() - t0;
+	return 0;
 }
 
 int cpuprof_open(struct cpuprof **out, const struct cpuprof_opts *o)
@@ -82,8 +255,11 @@ int cpuprof_open(struct cpuprof **out, const struct cpuprof_opts *o)
 		goto fail;
 	}
 	c->skel->rodata->filter_pids = !o->system_wide;
+	c->skel->rodata->copy_stack = c->unwind = !o->unwind_fp;
 	c->skel->data->collecting = o->collecting;
-	err = o->pid_map_fd >= 0 ? bpf_map__reuse_fd(c->skel->maps.tracked_pids, o->pid_map_fd) : 0;
+	err = set_copy_maps(c);
+	if (!err && o->pid_map_fd >= 0)
+		err = bpf_map__reuse_fd(c->skel->maps.tracked_pids, o->pid_map_fd);
 	if (!err)
 		err = cpu_bpf__load(c->skel);
 	if (err) {
@@ -92,6 +268,11 @@ int cpuprof_open(struct cpuprof **out, const struct cpuprof_opts *o)
 	}
 	err = proc_watch_init(&c->procs, bpf_map__fd(c->skel->maps.cpu_new),
 			      bpf_map__fd(c->skel->maps.cpu_seen));
+	/* consumed after cpu_new, whose announcements read the processes' mappings */
+	if (!err && c->unwind &&
+	    (unwinder_new(&c->uw) ||
+	     ring_buffer__add(c->procs.rb, bpf_map__fd(c->skel->maps.cpu_samples), on_sample, c)))
+		err = -ENOMEM;
 	if (err) {
 		pr_error("opening the CPU sampling ring buffer: %s", strerror(-err));
 		goto fail;
@@ -115,6 +296,10 @@ void cpuprof_close(struct cpuprof *c)
 	for (int i = 0; c->links && i < c->ncpus; i++)
 		bpf_link__destroy(c->links[i]);
 	proc_watch_free(&c->procs);
+	unwinder_free(c->uw);
+	free(c->us);
+	free(c->slots);
+	free(c->ips);
 	free(c->links);
 	cpu_bpf__destroy(c->skel);
 	free(c);
@@ -131,6 +316,11 @@ void cpuprof_clear(struct cpuprof *c)
 	if (!c)
 		return;
 	bpf_map_clear(bpf_map__fd(c->skel->maps.cpu_counts), sizeof(struct cpu_key));
+	/* what the ring still holds was taken before: counted, then thrown away with the rest */
+	proc_watch_poll(&c->procs, false);
+	c->nus = c->nips = 0;
+	if (c->slots)
+		memset(c->slots, 0, c->nslots * sizeof(*c->slots));
 	/* the losses of the time thrown away go too */
 	for (uint32_t i = 0; i < CPU_DROP__COUNT; i++)
 		percpu_u64_zero(bpf_map__fd(c->skel->maps.cpu_drops), i);
@@ -177,8 +367,42 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 		err = cpu_profile_add(p, k.tgid, proc ? proc->comm : "?",
 				      name.len ? name.buf : "[no stack]", n, !complete);
 	}
-	percpu_u64_sum(bpf_map__fd(c->skel->maps.cpu_drops), CPU_DROP_COUNT, &lost);
+	for (size_t i = 0; !err && i < c->nus; i++) {
+		const struct ustack *e = &c->us[i];
+		const struct cached_proc *proc = proccache_find(&c->procs.cache, e->tgid);
+
+		err = stack_name_unwound(&sym, stacks, proc ? &proc->maps : NULL, &c->ips[e->ip0],
+					 e->n, e->kstack, &name);
+		if (err)
+			break;
+		if (e->kstack < 0 && e->kstack != -EFAULT)
+			p->lost_stacks += e->count;
+		p->ends[e->end] += e->count;
+		err = cpu_profile_add(p, e->tgid, proc ? proc->comm : "?",
+				      name.len ? name.buf : "[no stack]", e->count,
+				      e->end != STACK_END_ENTRY);
+	}
+	p->unwound = c->unwind;
+	for (uint32_t i = 0; i < CPU_DROP__COUNT; i++) {
+		uint64_t v = 0;
+
+		percpu_u64_sum(bpf_map__fd(c->skel->maps.cpu_drops), i, &v);
+		lost += v;
+	}
 	p->lost_samples += lost;
+	if (c->unwind && c->unwound) {
+		struct unwind_stats st;
+
+		unwinder_stats(c->uw, &st);
+		pr_debug(
+			"CPU samples unwound: %llu, %.1f us each on average (their mappings' reads "
+			"too), %.0f bytes of stack copied each; unwind rules of %zu files, %zu "
+			"addresses, %zu KB; %llu bad records",
+			(unsigned long long)c->unwound,
+			(double)c->unwind_ns / 1e3 / (double)c->unwound,
+			(double)c->copied / (double)c->unwound, st.files, st.rules, st.bytes / 1024,
+			(unsigned long long)c->bad_records);
+	}
 	{
 		/* what the sampling program cost, when kernel.bpf_stats_enabled is on */
 		struct bpf_prog_info info = { 0 };
@@ -212,6 +436,7 @@ static int cpu_open(struct collector_state *st)
 	struct cpuprof_opts o = { .system_wide = env->set->system_wide,
 				  .collecting = env->set->collecting,
 				  .hz = env->set->cpu_hz,
+				  .unwind_fp = env->set->cpu_unwind_fp,
 				  .pid_map_fd = env->pid_map_fd };
 
 	if (cpuprof_open((struct cpuprof **)&st->h, &o))

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause */
 /* CPU callstack sampling (bpf/cpu.bpf.c): a software cpu-clock perf event per CPU at the asked
- * frequency; the tracked processes' samples counted per stack in the kernel; their mappings
- * captured while they live; at the end, the stacks named into a cpu_profile. */
+ * frequency. By frame pointers, the tracked processes' samples are counted per stack in the
+ * kernel; else each sample's registers and stack copy are unwound here as they come
+ * (symbols/unwind.c) and counted per stack. Their mappings are captured while they live; at the
+ * end, the stacks are named into a cpu_profile. Memory grows with the distinct stacks and code
+ * addresses seen, not with the samples. */
 #ifndef TOPSPROF_CPUPROF_H
 #define TOPSPROF_CPUPROF_H
 
@@ -16,6 +19,7 @@ struct cpuprof_opts {
 	bool system_wide;
 	bool collecting;
 	uint32_t hz;
+	bool unwind_fp; /* frame pointers in the kernel; else stack copies unwound here */
 	int pid_map_fd; /* the process tracker's tracked_pids */
 };
 

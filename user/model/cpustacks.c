@@ -239,3 +239,18 @@ bool cpu_stack_looks_complete(const char *outermost, const char *file)
 			return true;
 	return false;
 }
+
+const char *stack_end_name(enum stack_end e)
+{
+	static const char *const names[STACK_END__COUNT] = {
+		[STACK_END_ENTRY] = "reached the thread's entry",
+		[STACK_END_STACK] = "the stack copy was too short",
+		[STACK_END_NOCFI] = "no unwind information, and no frame pointer",
+		[STACK_END_UNMAPPED] = "an address in no executable mapping",
+		[STACK_END_BAD] = "a frame its unwind information could not undo",
+		[STACK_END_DEPTH] = "deeper than the frames kept",
+		[STACK_END_NOREGS] = "no user registers",
+	};
+
+	return (unsigned)e < STACK_END__COUNT ? names[e] : "?";
+}

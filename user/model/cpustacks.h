@@ -10,6 +10,21 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* why a user stack ends where it does (CPU samples unwound by topsprof) */
+enum stack_end {
+	STACK_END_ENTRY = 0, /* at a thread's entry (its CFI says the caller is undefined) */
+	STACK_END_STACK,     /* its caller's frame is past the copied stack */
+	STACK_END_NOCFI,     /* no CFI for a frame, and its frame pointer led nowhere */
+	STACK_END_UNMAPPED,  /* a return address in no executable mapping */
+	STACK_END_BAD,	     /* rules that do not give a caller (a corrupt frame or table) */
+	STACK_END_DEPTH,     /* deeper than the frames kept */
+	STACK_END_NOREGS,    /* no user registers (a kernel thread, or unreadable) */
+	STACK_END__COUNT
+};
+
+/* a few words on why a stack ended so ("the stack copy was too short") */
+const char *stack_end_name(enum stack_end e);
+
 struct cpu_stack {
 	uint32_t pid;
 	char *comm;
@@ -27,6 +42,8 @@ struct cpu_profile {
 	uint64_t truncated_samples; /* of which in stacks that look truncated */
 	uint64_t lost_samples;	    /* not counted: the count map was full */
 	uint64_t lost_stacks;	    /* counted, with a stack lost to a full stack map */
+	bool unwound; /* user stacks unwound by topsprof: ends[] says where they end */
+	uint64_t ends[STACK_END__COUNT]; /* samples by why their user stack ends */
 };
 
 struct cpu_fn {

@@ -329,11 +329,27 @@ static void cpu_section(FILE *out, const struct model *m, uint32_t pid)
 	if (n > CPU_TOP_FUNCTIONS)
 		fprintf(out, "==%u==     (%zu more functions: --export-folded has every stack)\n",
 			pid, n - CPU_TOP_FUNCTIONS);
-	if (p->truncated_samples * 10 > p->samples)
+	if (p->unwound) {
+		uint64_t cut = 0;
+
+		for (int e = 0; e < STACK_END__COUNT; e++)
+			cut += e == STACK_END_ENTRY ? 0 : p->ends[e];
+		/* every reason a stack was cut, when any was */
+		if (cut)
+			fprintf(out,
+				"==%u==     %.2f%% of the samples have user stacks cut short:\n",
+				pid, 100.0 * (double)cut / (double)p->samples);
+		for (int e = 0; cut && e < STACK_END__COUNT; e++)
+			if (e != STACK_END_ENTRY && p->ends[e])
+				fprintf(out, "==%u==       %.2f%% %s\n", pid,
+					100.0 * (double)p->ends[e] / (double)p->samples,
+					stack_end_name((enum stack_end)e));
+	} else if (p->truncated_samples * 10 > p->samples) {
 		fprintf(out,
 			"==%u==     %.0f%% of the samples have user stacks that stop short of a "
 			"thread's entry: frame pointers may be missing (-fno-omit-frame-pointer)\n",
 			pid, 100.0 * (double)p->truncated_samples / (double)p->samples);
+	}
 	fprintf(out, "==%u==\n\n", pid);
 	cpu_fns_free(fns, n);
 }

@@ -30,6 +30,7 @@ enum {
 	SEC_KERN = TAG('K', 'E', 'R', 'N'), /* 1.1: kernel callstacks */
 	SEC_STRS = TAG('S', 'T', 'R', 'S'), /* 1.2: topstx strings the probe could not read */
 	SEC_KCNT = TAG('K', 'C', 'N', 'T'), /* 2.0: kernel callstacks' later counters */
+	SEC_CEND = TAG('C', 'E', 'N', 'D'), /* 2.1: where the unwound CPU stacks end */
 	SEC_END = TAG('E', 'N', 'D', ' '),  /* 2.0: the last block */
 };
 
@@ -238,6 +239,14 @@ static void encode_samples(struct wbuf *b, const struct model *m)
 {
 	if (m->cpu.sampled)
 		encode_cpu(b, &m->cpu);
+	if (m->cpu.sampled && m->cpu.unwound) {
+		size_t s = begin(b, SEC_CEND);
+
+		put_u32(b, STACK_END__COUNT);
+		for (size_t i = 0; i < STACK_END__COUNT; i++)
+			put_u64(b, m->cpu.ends[i]);
+		end(b, s);
+	}
 	if (m->util.cpu || m->util.mem)
 		encode_util(b, &m->util);
 	if (m->kernel.collected) {
@@ -596,6 +605,22 @@ static int decode_meta(struct rbuf *r, struct model *m)
 static int decode_kcnt(struct rbuf *r, struct model *m)
 {
 	m->kernel.untold = get_u64(r);
+	return r->bad ? -1 : 0;
+}
+
+/* a file before 2.1 has none: its stacks were not unwound by topsprof. Reasons a later version
+ * adds are skipped. */
+static int decode_cend(struct rbuf *r, struct model *m)
+{
+	uint32_t n = get_u32(r);
+
+	m->cpu.unwound = true;
+	for (uint32_t i = 0; i < n && !r->bad; i++) {
+		uint64_t v = get_u64(r);
+
+		if (i < STACK_END__COUNT)
+			m->cpu.ends[i] = v;
+	}
 	return r->bad ? -1 : 0;
 }
 
@@ -992,7 +1017,7 @@ static const struct {
 	{ SEC_DEVS, "DEVS", decode_devs },   { SEC_GOPS, "GOPS", decode_ops },
 	{ SEC_CPUS, "CPUS", decode_cpu },    { SEC_UTIL, "UTIL", decode_util },
 	{ SEC_KERN, "KERN", decode_kernel }, { SEC_STRS, "STRS", decode_strs },
-	{ SEC_KCNT, "KCNT", decode_kcnt },
+	{ SEC_KCNT, "KCNT", decode_kcnt },   { SEC_CEND, "CEND", decode_cend },
 };
 
 #define NSECTIONS (sizeof(sections) / sizeof(sections[0]))
@@ -1044,7 +1069,7 @@ static int decode_sections(const unsigned char *p, size_t n, struct model *m, bo
 		i = find_section(tag);
 		if (i < NSECTIONS) {
 			if (!whole && tag != SEC_CPUS && tag != SEC_UTIL && tag != SEC_KERN &&
-			    tag != SEC_KCNT) {
+			    tag != SEC_KCNT && tag != SEC_CEND) {
 				snprintf(err, errlen, "corrupt: a %s section among the samplers'",
 					 sections[i].what);
 				return -1;

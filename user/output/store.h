@@ -30,9 +30,10 @@
 #include "model/model.h"
 
 #define STORE_MAGIC "TOPSPROF"
-/* 1.2: STRS, the topstx strings the probe could not read; 2.0: blocks (below). 1.x still reads */
+/* 1.2: STRS, the topstx strings the probe could not read; 2.0: blocks (below); 2.1: CEND, where
+ * the CPU stacks topsprof unwound end. 1.x still reads */
 #define STORE_MAJOR 2
-#define STORE_MINOR 0
+#define STORE_MINOR 1
 
 /* 0, or -1 (the file's error state tells) */
 int store_write_profile(FILE *f, const struct model *m);

@@ -138,10 +138,10 @@ size_t stack_stitch_kernel(uint64_t *ips, size_t n, uint64_t tramp, const uint64
 	return len;
 }
 
-int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-	       int32_t ustack, int32_t kstack, bool from_tracepoint,
-	       const struct kc_user_returns *uret, const struct kstack_more *kmore,
-	       struct stackname *out, bool *user_complete)
+/* the user frames uips (NULL: none; 0 ends them), then the kernel stack kstack */
+static int name_pair(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
+		     const uint64_t *uips, int32_t kstack, bool from_tracepoint,
+		     const struct kstack_more *kmore, struct stackname *out, bool *user_complete)
 {
 	uint64_t ips[CPU_STACK_DEPTH], more[2][CPU_STACK_DEPTH];
 	const uint64_t *mp[2] = { NULL, NULL };
@@ -152,11 +152,8 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 	if (reserve(out, 0))
 		return -ENOMEM;
 	out->buf[0] = 0;
-	if (ustack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &ustack, ips)) {
-		if (uret)
-			stack_put_back_returns(ips, CPU_STACK_DEPTH, uret);
-		err = append(sym, maps, ips, false, false, out, user_complete);
-	}
+	if (uips)
+		err = append(sym, maps, uips, false, false, out, user_complete);
 	if (!err && kstack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &kstack, ips)) {
 		for (size_t k = 0; kmore && kmore->tramp && k < 2 && kmore->more[k]; k++) {
 			uint32_t id = kmore->more[k] - 1;
@@ -170,4 +167,33 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 		err = append(sym, NULL, ips, true, from_tracepoint, out, user_complete);
 	}
 	return err;
+}
+
+int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
+	       int32_t ustack, int32_t kstack, bool from_tracepoint,
+	       const struct kc_user_returns *uret, const struct kstack_more *kmore,
+	       struct stackname *out, bool *user_complete)
+{
+	uint64_t ips[CPU_STACK_DEPTH];
+	bool have = ustack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &ustack, ips);
+
+	if (have && uret)
+		stack_put_back_returns(ips, CPU_STACK_DEPTH, uret);
+	return name_pair(sym, stack_map_fd, maps, have ? ips : NULL, kstack, from_tracepoint, kmore,
+			 out, user_complete);
+}
+
+int stack_name_unwound(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
+		       const uint64_t *uips, size_t nu, int32_t kstack, struct stackname *out)
+{
+	uint64_t ips[CPU_STACK_DEPTH];
+	bool complete;
+
+	if (nu > CPU_STACK_DEPTH)
+		nu = CPU_STACK_DEPTH;
+	memcpy(ips, uips, nu * sizeof(*ips));
+	if (nu < CPU_STACK_DEPTH)
+		ips[nu] = 0;
+	return name_pair(sym, stack_map_fd, maps, nu ? ips : NULL, kstack, false, NULL, out,
+			 &complete);
 }

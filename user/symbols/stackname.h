@@ -55,4 +55,9 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 	       const struct kc_user_returns *uret, const struct kstack_more *kmore,
 	       struct stackname *out, bool *user_complete);
 
+/* the same with the user side's frames given (nu of them, leaf first), as topsprof unwound
+ * them, and a kernel side kept in a stack map */
+int stack_name_unwound(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
+		       const uint64_t *uips, size_t nu, int32_t kstack, struct stackname *out);
+
 #endif
