@@ -95,8 +95,8 @@ static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 
 /* How many bytes of user stack from sp to copy: up to the end of its mapping, found by
  * bpf_find_vma (Linux 5.17+); without it up to the main thread's stack top when sp is near it
- * (the stack's mapping reaches past start_stack), else CPU_USTACK_MAX, which cpu_copy shortens
- * until it reads. */
+ * (the stack's mapping reaches past start_stack), else CPU_USTACK_MAX, which copy_searched
+ * shortens to what reads. */
 static __always_inline __u64 stack_span(struct task_struct *task, __u64 sp, bool find_vma)
 {
 	struct vma_end v = { 0 };
@@ -113,9 +113,34 @@ static __always_inline __u64 stack_span(struct task_struct *task, __u64 sp, bool
 	return CPU_USTACK_MAX;
 }
 
+/* Where the stack's end is not known (before bpf_find_vma) and a whole copy did not read: the
+ * longest that reads, found by halves in whole pages past sp's own (which reads: sp is in it),
+ * then read again (a read that fails leaves zeros); its length, 0 when nothing reads. */
+static __always_inline __u64 copy_searched(struct cpu_sample *s, __u64 sp)
+{
+	const __u64 first = 4096 - (sp & 4095);
+	__u32 ok = 0, bad = (CPU_USTACK_MAX + 4095) / 4096; /* pages past the first */
+	__u64 len;
+
+	for (int i = 0; i < 4 && bad - ok > 1; i++) {
+		__u32 mid = (ok + bad) / 2;
+
+		len = first + (__u64)mid * 4096;
+		if (len > CPU_USTACK_MAX)
+			len = CPU_USTACK_MAX;
+		if (!bpf_probe_read_user(s->stack, len, (void *)sp))
+			ok = mid;
+		else
+			bad = mid;
+	}
+	len = first + (__u64)ok * 4096;
+	if (len > CPU_USTACK_MAX)
+		len = CPU_USTACK_MAX;
+	return bpf_probe_read_user(s->stack, len, (void *)sp) ? 0 : len;
+}
+
 /* the sample sent with its registers and stack; false when the ring buffer was full */
-static __always_inline bool cpu_copy(struct bpf_perf_event_data *ctx, const struct cpu_key *key,
-				     bool find_vma)
+static __always_inline bool cpu_copy(const struct cpu_key *key, bool find_vma)
 {
 	struct task_struct *task = task_current();
 	__u32 cpu = bpf_get_smp_processor_id();
@@ -131,17 +156,10 @@ static __always_inline bool cpu_copy(struct bpf_perf_event_data *ctx, const stru
 	if (user_regs_dwarf(task, s->regs)) {
 		sp = s->regs[UREG_SP];
 		len = stack_span(task, sp, find_vma);
-		/* a shorter copy until one reads: the rest of the page, at the last */
-		for (int i = 0; i < 4 && len; i++) {
-			if (len > CPU_USTACK_MAX)
-				len = CPU_USTACK_MAX;
-			if (!bpf_probe_read_user(s->stack, len, (void *)sp))
-				break;
-			len = i < 3 ? len / 2 : 4096 - (sp & 4095);
-			if (i == 3 && (len > CPU_USTACK_MAX ||
-				       bpf_probe_read_user(s->stack, len, (void *)sp)))
-				len = 0;
-		}
+		if (len > CPU_USTACK_MAX)
+			len = CPU_USTACK_MAX;
+		if (len && bpf_probe_read_user(s->stack, len, (void *)sp))
+			len = copy_searched(s, sp);
 	} else {
 		__builtin_memset(s->regs, 0, sizeof(s->regs));
 	}
@@ -166,7 +184,7 @@ static __always_inline int sample(struct bpf_perf_event_data *ctx, bool find_vma
 	key.kstack = bpf_get_stackid(ctx, &cpu_stacks, 0);
 	kc_user_returns(&key.uret);
 	if (copy_stack) {
-		if (!cpu_copy(ctx, &key, find_vma))
+		if (!cpu_copy(&key, find_vma))
 			count_drop(CPU_DROP_SAMPLE);
 		return 0;
 	}

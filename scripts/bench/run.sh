@@ -329,13 +329,16 @@ j_livemem() {
 # CPU sampling at 100 Hz on a busy 2-thread app doing fixed work: the CPU time of the app and of
 # topsprof, each by its own clock; with sampling, the sampling program's own cost from the
 # kernel's BPF run-time statistics (enabled for this run only)
-j_cpu() { # off|on
+# (on: user stacks copied and unwound by their CFI, the default; fp: walked by frame pointers in
+# the kernel)
+j_cpu() { # off|on|fp
 	local t0 out rc=0 opts=()
 	[ "$1" = on ] && opts=(--cpu-profiling-callstack)
-	[ "$1" = on ] && [ "$BPF_STATS_WAS" != none ] && sysctl -qw kernel.bpf_stats_enabled=1
+	[ "$1" = fp ] && opts=(--cpu-profiling-callstack --cpu-profiling-unwind fp)
+	[ "$1" != off ] && [ "$BPF_STATS_WAS" != none ] && sysctl -qw kernel.bpf_stats_enabled=1
 	t0=$EPOCHREALTIME
 	out=$(lim "$TOPSPROF" --quiet --debug --print-app-log "${opts[@]}" "$BIN/cpu_hot" -n "$HOT_N" 2>&1) || rc=1
-	[ "$1" = on ] && [ "$BPF_STATS_WAS" != none ] && sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_WAS"
+	[ "$1" != off ] && [ "$BPF_STATS_WAS" != none ] && sysctl -qw kernel.bpf_stats_enabled="$BPF_STATS_WAS"
 	[ $rc = 0 ] || { tail -n 5 <<<"$out" >&2; return 1; }
 	awk -v a="$t0" -v b="$EPOCHREALTIME" -v k="$1" '
 		/cpu_ms=/ { s = $0; sub(/.*cpu_ms=/, "", s); sub(/[ ,].*/, "", s); app = s }
@@ -344,7 +347,8 @@ j_cpu() { # off|on
 			runs = f[1]; each = f[3] }
 		END { if (app == "" || own == "") exit 1
 			printf "cpu.%s.total %.1f\ncpu.%s.own %.1f\n", k, app + own, k, own
-			if (runs != "") printf "cpu.prog %.3f\n", runs * each / ((b - a) * 1e9) * 100 }' <<<"$out" ||
+			if (runs != "") printf "cpu.prog%s %.3f\n", k == "fp" ? ".fp" : "",
+				runs * each / ((b - a) * 1e9) * 100 }' <<<"$out" ||
 		{ echo "no cpu_ms= or own CPU time in: $(tail -n 3 <<<"$out")" >&2; return 1; }
 }
 # utilization sampling costs topsprof's own time (it reads /proc): topsprof's CPU time watching
@@ -468,9 +472,11 @@ job j_livemem
 section cost "CPU sampling, utilization sampling, kernel callstacks" ""
 row cpu.off.total cost "" "cpu_hot -n $HOT_N under topsprof: CPU ms, app and topsprof" "without"
 row cpu.on.total cost cpu.off.total "the same with --cpu-profiling-callstack (100 Hz)"
+row cpu.fp.total cost cpu.off.total "the same with --cpu-profiling-unwind fp (frame pointers)"
 row cpu.off.own cost "" "topsprof's own CPU ms, without sampling" "without"
 row cpu.on.own cost cpu.off.own "topsprof's own CPU ms, with sampling"
 row cpu.prog cost "" "the sampling program's own runs, % of one core (kernel BPF stats)"
+row cpu.prog.fp cost "" "the same, --cpu-profiling-unwind fp"
 row util.off cost "" "topsprof's CPU ms watching sleep $IDLE_S" "without"
 row util.on cost util.off "the same with --cpu-utilization --memory-utilization (100 Hz)"
 row dd.alone cost "" "dd, $((2 * DD_N)) one-byte system calls, wall ms, alone" "alone"
@@ -478,6 +484,7 @@ row dd.followed cost dd.alone "dd followed by --kernel-callstack (--system-wide,
 row dd.unfollowed cost dd.alone "dd not followed (topsprof --kernel-callstack --attach-pid another)"
 job j_cpu off
 job j_cpu on
+job j_cpu fp
 job j_util off
 job j_util on
 job j_dd alone
@@ -514,7 +521,7 @@ fi
 # scripts/bench/kcalls.sh measures kernel callstacks' cost where it exists: dd here otherwise
 [ -e "$HERE/kcalls.sh" ] && skip_rows "measured by scripts/bench/kcalls.sh, below" \
 	dd.alone dd.followed dd.unfollowed
-[ "$BPF_STATS_WAS" = none ] && skip_rows "this kernel has no kernel.bpf_stats_enabled" cpu.prog
+[ "$BPF_STATS_WAS" = none ] && skip_rows "this kernel has no kernel.bpf_stats_enabled" cpu.prog cpu.prog.fp
 for r in "${ROWS[@]}"; do
 	[ -n "${SKIP[$r]:-}" ] && echo "${SKIP[$r]}"
 done | awk '!seen[$0]++'

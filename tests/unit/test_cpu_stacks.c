@@ -52,11 +52,13 @@ static void test_find_synthetic(void **state)
 		{ .addr = 0x2000, .size = 0, .name = "sizeless" },
 		{ .addr = 0x3000, .size = 0x100, .name = "last" },
 	};
-	struct symtab t = { .syms = syms,
-			    .nsyms = 3,
-			    .segs = { { .vaddr = 0x1000, .offset = 0, .filesz = 0x1800 },
-				      { .vaddr = 0x3000, .offset = 0x2000, .filesz = 0x1000 } },
-			    .nsegs = 2 };
+	struct symtab t = {
+		.syms = syms,
+		.nsyms = 3,
+		.segs = { .v = { { .vaddr = 0x1000, .offset = 0, .filesz = 0x1800 },
+				 { .vaddr = 0x3000, .offset = 0x2000, .filesz = 0x1000 } },
+			  .n = 2 }
+	};
 	uint64_t d = 99;
 
 	assert_null(symtab_find(&t, 0xfff, &d));
@@ -116,7 +118,7 @@ static void test_pie(void **state)
 	assert_int_equal(symtab_load(FIX("symfix"), &t), 0);
 	assert_true(t->has_symtab);
 	assert_false(t->has_debugdata);
-	assert_true(t->nsegs >= 2);
+	assert_true(t->segs.n >= 2);
 	symtab_free(t);
 }
 

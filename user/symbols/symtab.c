@@ -143,24 +143,6 @@ bad:
 	return -EBADMSG;
 }
 
-static Elf_Scn *find_section(Elf *e, const char *want)
-{
-	Elf_Scn *scn = NULL;
-	size_t shstrndx;
-
-	if (elf_getshdrstrndx(e, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(e, scn))) {
-		GElf_Shdr sh;
-		const char *name;
-
-		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
-		    !strcmp(name, want))
-			return scn;
-	}
-	return NULL;
-}
-
 static int cmp_raw(const void *a, const void *b)
 {
 	const struct raw_sym *x = a, *y = b;
@@ -196,22 +178,6 @@ static int build(struct symtab *t, struct collect *c)
 		t->nsyms++;
 	}
 	return 0;
-}
-
-static void read_segments(Elf *e, struct symtab *t)
-{
-	size_t nph;
-
-	if (elf_getphdrnum(e, &nph))
-		return;
-	for (size_t i = 0; i < nph && t->nsegs < SYMTAB_MAX_SEGS; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
-			t->segs[t->nsegs++] = (struct symtab_seg){ .vaddr = ph.p_vaddr,
-								   .offset = ph.p_offset,
-								   .filesz = ph.p_filesz };
-	}
 }
 
 /* the file's GNU build-id as hex into hex (at least 2 * 64 + 1 bytes); false without one */
@@ -286,11 +252,11 @@ int symtab_load(const char *path, struct symtab **out)
 		err = -ENOMEM;
 		goto out;
 	}
-	read_segments(h.e, t);
+	elf_read_segments(h.e, &t->segs);
 	err = collect_syms(h.e, &c, &t->has_symtab);
 	if (err)
 		goto out;
-	dd = find_section(h.e, ".gnu_debugdata");
+	dd = elf_find_section(h.e, ".gnu_debugdata");
 	if (dd) {
 		Elf_Data *data = elf_rawdata(dd, NULL);
 		size_t len = 0;
@@ -347,13 +313,13 @@ void symtab_free(struct symtab *t)
 /* whether a and b lie in one loadable segment (true when the file has none to tell) */
 static bool same_segment(const struct symtab *t, uint64_t a, uint64_t b)
 {
-	for (int i = 0; i < t->nsegs; i++) {
-		uint64_t lo = t->segs[i].vaddr, hi = lo + t->segs[i].filesz;
+	for (int i = 0; i < t->segs.n; i++) {
+		uint64_t lo = t->segs.v[i].vaddr, hi = lo + t->segs.v[i].filesz;
 
 		if (a >= lo && a < hi)
 			return b >= lo && b < hi;
 	}
-	return !t->nsegs;
+	return !t->segs.n;
 }
 
 const char *symtab_find(const struct symtab *t, uint64_t vaddr, uint64_t *delta)
@@ -376,13 +342,5 @@ const char *symtab_find(const struct symtab *t, uint64_t vaddr, uint64_t *delta)
 
 bool symtab_offset_to_vaddr(const struct symtab *t, uint64_t off, uint64_t *vaddr)
 {
-	for (int i = 0; i < t->nsegs; i++) {
-		const struct symtab_seg *g = &t->segs[i];
-
-		if (off >= g->offset && off < g->offset + g->filesz) {
-			*vaddr = off - g->offset + g->vaddr;
-			return true;
-		}
-	}
-	return false;
+	return elf_segs_vaddr(&t->segs, off, vaddr);
 }

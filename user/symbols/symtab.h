@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SYMTAB_MAX_SEGS 16
+#include "target/elfinfo.h"
 
 struct sym {
 	uint64_t addr;
@@ -19,18 +19,13 @@ struct sym {
 	char *name;    /* demangled when it was a C++ name */
 };
 
-struct symtab_seg {
-	uint64_t vaddr, offset, filesz;
-};
-
 struct symtab {
 	struct sym *syms; /* sorted by addr, one per address */
 	size_t nsyms;
-	struct symtab_seg segs[SYMTAB_MAX_SEGS]; /* PT_LOAD */
-	int nsegs;
-	bool has_symtab;    /* a full .symtab, not only exported names */
-	bool has_debugdata; /* symbols came from .gnu_debugdata too */
-	bool has_debugfile; /* ... and from a separate debug file, found by build-id */
+	struct elf_segs segs; /* PT_LOAD */
+	bool has_symtab;      /* a full .symtab, not only exported names */
+	bool has_debugdata;   /* symbols came from .gnu_debugdata too */
+	bool has_debugfile;   /* ... and from a separate debug file, found by build-id */
 };
 
 /* 0, -ENOEXEC when path is not an ELF file, -EBADMSG when .gnu_debugdata is corrupt, or

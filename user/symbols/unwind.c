@@ -15,7 +15,7 @@
 #include <sys/auxv.h>
 
 #define EVAL_STACK 16 /* a DWARF expression's stack, deep enough for any CFI seen (PLT: 3) */
-#define USEG_MAX   16
+#define EXPR_MAX   64 /* operations in one expression kept (the PLT's: 9); longer: no rule */
 
 /* one DWARF operation, as libdw gives it */
 struct uop {
@@ -52,18 +52,13 @@ struct rule {
 	uint32_t regs; /* into unwinder.regs */
 };
 
-struct useg {
-	uint64_t vaddr, offset, filesz;
-};
-
 struct ufile {
 	char *path;
 	struct elf_handle h; /* h.fd -1 for the vdso (in memory) */
 	void *image;	     /* the vdso's copy */
 	Dwarf_CFI *eh, *dbg;
 	Dwarf *dw; /* for .debug_frame */
-	struct useg segs[USEG_MAX];
-	int nsegs;
+	struct elf_segs segs;
 	bool bad; /* not an ELF file that could be read: frame pointers only */
 };
 
@@ -188,29 +183,17 @@ static uint64_t file_key(void *ctx, size_t i)
 	return hash_str(((struct unwinder *)ctx)->files[i].path);
 }
 
-static void read_segments(struct ufile *f)
-{
-	size_t nph = 0;
-
-	if (elf_getphdrnum(f->h.e, &nph))
-		return;
-	for (size_t i = 0; i < nph && f->nsegs < USEG_MAX; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(f->h.e, (int)i, &ph) && ph.p_type == PT_LOAD)
-			f->segs[f->nsegs++] = (struct useg){ ph.p_vaddr, ph.p_offset, ph.p_filesz };
-	}
-}
-
 /* the CFI of an ELF image: .eh_frame, and .debug_frame where the file has one */
 static void read_cfi(struct ufile *f)
 {
-	read_segments(f);
+	elf_read_segments(f->h.e, &f->segs);
 	f->eh = dwarf_getcfi_elf(f->h.e);
-	f->dw = dwarf_begin_elf(f->h.e, DWARF_C_READ, NULL);
-	if (f->dw)
-		f->dbg = dwarf_getcfi(f->dw);
-	f->bad = !f->nsegs || (!f->eh && !f->dbg);
+	if (elf_find_section(f->h.e, ".debug_frame")) {
+		f->dw = dwarf_begin_elf(f->h.e, DWARF_C_READ, NULL);
+		if (f->dw)
+			f->dbg = dwarf_getcfi(f->dw);
+	}
+	f->bad = !f->segs.n || (!f->eh && !f->dbg);
 }
 
 /* the vdso, which every process of this host has as topsprof has it: topsprof's own image */
@@ -251,12 +234,14 @@ static int file_get(struct unwinder *u, const char *path)
 	f->path = strdup(path);
 	if (!f->path)
 		return -1;
-	if (!strcmp(path, "[vdso]"))
+	if (!strcmp(path, "[vdso]")) {
 		read_vdso(f);
-	else if (elf_open(path, &f->h))
-		f->bad = true, f->h.e = NULL, f->h.fd = -1;
-	else
+	} else if (elf_open(path, &f->h)) {
+		f->h = (struct elf_handle){ .fd = -1 };
+		f->bad = true;
+	} else {
 		read_cfi(f);
+	}
 	u->nfiles++;
 	if (2 * (u->nfiles + 1) > u->nfslots) {
 		/* the new table holds every file, the new one too */
@@ -270,17 +255,6 @@ static int file_get(struct unwinder *u, const char *path)
 		;
 	u->fslots[at] = (uint32_t)u->nfiles;
 	return (int)u->nfiles - 1;
-}
-
-/* the ELF virtual address at file offset off */
-static bool file_vaddr(const struct ufile *f, uint64_t off, uint64_t *vaddr)
-{
-	for (int i = 0; i < f->nsegs; i++)
-		if (off >= f->segs[i].offset && off - f->segs[i].offset < f->segs[i].filesz) {
-			*vaddr = off - f->segs[i].offset + f->segs[i].vaddr;
-			return true;
-		}
-	return false;
 }
 
 /* -- rules --------------------------------------------------------------------------------- */
@@ -300,7 +274,7 @@ static uint64_t rule_key(void *ctx, size_t i)
 /* ops kept in the pool; false when out of memory or too many */
 static bool keep_ops(struct unwinder *u, const Dwarf_Op *ops, size_t n, uint32_t *at)
 {
-	if (n > EVAL_STACK * 4 ||
+	if (n > EXPR_MAX ||
 	    !grow_array_to((void **)&u->ops, &u->capops, u->nops + n, sizeof(*u->ops)))
 		return false;
 	*at = (uint32_t)u->nops;
@@ -616,13 +590,10 @@ static int step_cfi(struct unwinder *u, struct walk *w, const struct rule *r, ui
 		if (!err && rr->kind == R_AT)
 			err = mem_read(w, v, &v);
 		if (err) {
-			/* a register the walk does not need may stay unknown */
-			if (rr->reg != r->ra && rr->reg != UREG_SP && rr->reg != UREG_FP)
-				caller.known &= ~(1ull << rr->reg);
-			else if (rr->reg == UREG_FP && err == STACK_END_BAD)
-				caller.known &= ~(1ull << rr->reg);
-			else
+			/* a register other than these two the walk may do without */
+			if (rr->reg == r->ra || rr->reg == UREG_SP)
 				return err;
+			caller.known &= ~(1ull << rr->reg);
 			continue;
 		}
 		caller.r[rr->reg] = v;
@@ -694,10 +665,11 @@ size_t unwind_user(struct unwinder *u, const struct procmaps *maps, const struct
 			return n;
 		}
 		ips[n++] = pc;
-		if (m->path && (m->path[0] == '/' || !strcmp(m->path, "[vdso]")) &&
-		    (m->open_path || !m->foreign)) {
+		/* a file, but never one of another mount namespace at its path here; the vdso */
+		if (m->path && ((m->path[0] == '/' && (m->open_path || !m->foreign)) ||
+				!strcmp(m->path, "[vdso]"))) {
 			fi = file_get(u, m->open_path ? m->open_path : m->path);
-			if (fi >= 0 && file_vaddr(&u->files[fi], off - !exact, &vaddr))
+			if (fi >= 0 && elf_segs_vaddr(&u->files[fi].segs, off - !exact, &vaddr))
 				r = rule_get(u, (uint32_t)fi, vaddr);
 		}
 		if (r && (r->flags & RULE_BAD)) {

@@ -42,6 +42,54 @@ void elf_close(struct elf_handle *h)
 	close(h->fd);
 }
 
+Elf_Scn *elf_find_section(Elf *e, const char *want)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(e, &shstrndx))
+		return NULL;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (gelf_getshdr(scn, &sh) && (name = elf_strptr(e, shstrndx, sh.sh_name)) &&
+		    !strcmp(name, want))
+			return scn;
+	}
+	return NULL;
+}
+
+void elf_read_segments(Elf *e, struct elf_segs *s)
+{
+	size_t nph;
+
+	s->n = 0;
+	if (elf_getphdrnum(e, &nph))
+		return;
+	for (size_t i = 0; i < nph && s->n < ELF_MAX_SEGS; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_LOAD)
+			s->v[s->n++] = (struct elf_seg){ .vaddr = ph.p_vaddr,
+							 .offset = ph.p_offset,
+							 .filesz = ph.p_filesz };
+	}
+}
+
+bool elf_segs_vaddr(const struct elf_segs *s, uint64_t off, uint64_t *vaddr)
+{
+	for (int i = 0; i < s->n; i++) {
+		const struct elf_seg *g = &s->v[i];
+
+		if (off >= g->offset && off - g->offset < g->filesz) {
+			*vaddr = off - g->offset + g->vaddr;
+			return true;
+		}
+	}
+	return false;
+}
+
 static char *dup_or_null(const char *s)
 {
 	return s ? strdup(s) : NULL;

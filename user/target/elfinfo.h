@@ -11,6 +11,7 @@
 #define ELF_MAX_NEEDED 64
 
 typedef struct Elf Elf;
+typedef struct Elf_Scn Elf_Scn;
 
 struct elf_handle {
 	int fd;
@@ -20,6 +21,25 @@ struct elf_handle {
 /* 0, -ENOEXEC when path is not an ELF file, or another -errno */
 int elf_open(const char *path, struct elf_handle *h);
 void elf_close(struct elf_handle *h);
+
+/* the section named name, or NULL */
+Elf_Scn *elf_find_section(Elf *e, const char *name);
+
+/* A file's loadable segments (PT_LOAD), which tell its virtual addresses from file offsets. */
+#define ELF_MAX_SEGS 16
+
+struct elf_seg {
+	uint64_t vaddr, offset, filesz;
+};
+
+struct elf_segs {
+	struct elf_seg v[ELF_MAX_SEGS];
+	int n;
+};
+
+void elf_read_segments(Elf *e, struct elf_segs *s);
+/* The ELF virtual address at file offset off; false when no loadable segment holds it. */
+bool elf_segs_vaddr(const struct elf_segs *s, uint64_t off, uint64_t *vaddr);
 
 struct elf_deps {
 	int nneeded;
