@@ -53,7 +53,7 @@ static struct collect_settings settings(bool collecting)
 
 static int setup(void **state)
 {
-	struct discover_req q = { .mode = DISCOVER_LAUNCH, .need_runtime = true };
+	struct discover_req q = { .mode = DISCOVER_LAUNCH, .want_runtime = true };
 
 	(void)state;
 	libbpf_set_print(log_libbpf);

@@ -215,7 +215,7 @@ static void check_listed(const struct discovery *d)
 
 static void test_launch(void **state)
 {
-	struct discover_req q = { .mode = DISCOVER_LAUNCH, .need_runtime = true };
+	struct discover_req q = { .mode = DISCOVER_LAUNCH, .want_runtime = true };
 	struct discovery d;
 	const char *out;
 
@@ -249,7 +249,7 @@ static void test_launch(void **state)
 
 	/* found in PATH when argv0 has no slash */
 	q.argv0 = "true";
-	q.need_runtime = false;
+	q.want_runtime = false;
 	assert_int_equal(discover_quiet(&d, &q, &out), 0);
 	assert_true(ends_with(d.exe, "/true"));
 }
@@ -271,7 +271,7 @@ static void test_launch_no_runtime(void **state)
 		assert_false(d.libs[i].t.in_executable);
 	}
 	/* asked for: one error line that names the runtime, the program and the way out */
-	q.need_runtime = true;
+	q.want_runtime = true;
 	assert_int_equal(discover_quiet(&d, &q, &out), 1);
 	assert_int_equal(lines(out), 1);
 	assert_true(starts_with(out, "topsprof: error: cannot find the GCU runtime (libtopsrt.so"));
@@ -279,6 +279,15 @@ static void test_launch_no_runtime(void **state)
 	assert_non_null(strstr(out, "/etc/ld.so.cache"));
 	assert_non_null(strstr(out, "--runtime-lib PATH"));
 	assert_null(strstr(out, "libtopstx"));
+	/* a sampler runs too: said in one warning, and the run goes on without the runtime */
+	q.runtime_optional = true;
+	assert_int_equal(discover_quiet(&d, &q, &out), 0);
+	assert_int_equal(lines(out), 1);
+	assert_true(starts_with(out, "topsprof: warning: cannot find the GCU runtime"));
+	assert_non_null(strstr(out, "its calls are not traced"));
+	assert_non_null(strstr(out, "--runtime-lib PATH"));
+	assert_string_equal(path_of(&d, "libtopsrt.so.1"), "");
+	q.runtime_optional = false;
 	/* topstx alone (found where a dlopen would look) is not the runtime */
 	assert_non_null(mkdtemp(dir));
 	snprintf(cmd, sizeof(cmd), "cp '%s' '%s/'", sim("lib/libtopstx.so.1"), dir);
@@ -286,7 +295,7 @@ static void test_launch_no_runtime(void **state)
 	setenv("LD_LIBRARY_PATH", dir, 1);
 	assert_int_equal(discover_quiet(&d, &q, &out), 1);
 	assert_int_equal(lines(out), 1);
-	q.need_runtime = false;
+	q.want_runtime = false;
 	assert_int_equal(discover_quiet(&d, &q, &out), 0);
 	unsetenv("LD_LIBRARY_PATH");
 	snprintf(cmd, sizeof(cmd), "%s/libtopstx.so.1", dir);
@@ -318,7 +327,7 @@ static void test_launch_missing_program(void **state)
  * when not found otherwise, and only when there */
 static void test_runtime_lib(void **state)
 {
-	struct discover_req q = { .mode = DISCOVER_LAUNCH, .need_runtime = true };
+	struct discover_req q = { .mode = DISCOVER_LAUNCH, .want_runtime = true };
 	char dir[] = "/tmp/test_target.XXXXXX", mine[PATH_MAX], cmd[2 * PATH_MAX], cwd[PATH_MAX];
 	struct discovery d;
 	const char *out;
@@ -455,7 +464,7 @@ static pid_t child_mapping(const char *file)
 
 static void test_attach_mapped(void **state)
 {
-	struct discover_req q = { .mode = DISCOVER_ATTACH, .need_runtime = true };
+	struct discover_req q = { .mode = DISCOVER_ATTACH, .want_runtime = true };
 	char real[PATH_MAX], want[PATH_MAX + 64], self[PATH_MAX];
 	struct discovery d;
 	const char *out;
@@ -477,7 +486,7 @@ static void test_attach_mapped(void **state)
 /* the runtime replaced on disk while the process runs: probed through the file it maps */
 static void test_attach_deleted(void **state)
 {
-	struct discover_req q = { .mode = DISCOVER_ATTACH, .need_runtime = true };
+	struct discover_req q = { .mode = DISCOVER_ATTACH, .want_runtime = true };
 	char dir[] = "/tmp/test_target.XXXXXX", copy[PATH_MAX], cmd[PATH_MAX * 2], want[64];
 	const char *names[1] = { "topsLaunchKernel" }, *got;
 	struct discovery d;
@@ -534,7 +543,7 @@ static pid_t spawn(const char *program, const char *arg)
 /* a process that will dlopen() the runtime later: where its loader would find it */
 static void test_attach_not_yet_mapped(void **state)
 {
-	struct discover_req q = { .mode = DISCOVER_ATTACH, .need_runtime = true };
+	struct discover_req q = { .mode = DISCOVER_ATTACH, .want_runtime = true };
 	char real[PATH_MAX], want[PATH_MAX + 64];
 	struct discovery d;
 	const char *out;
@@ -589,7 +598,7 @@ static void test_attach_no_runtime(void **state)
 	q.pid = pid;
 	assert_int_equal(discover_quiet(&d, &q, &out), 0);
 	assert_string_equal(path_of(&d, "libtopsrt.so.1"), "");
-	q.need_runtime = true;
+	q.want_runtime = true;
 	assert_int_equal(discover_quiet(&d, &q, &out), 1);
 	assert_int_equal(lines(out), 1);
 	snprintf(want, sizeof(want), "that 'process %d' uses", (int)pid);
@@ -601,7 +610,7 @@ static void test_attach_no_runtime(void **state)
 /* the whole host: the runtime a running process maps (never this one's own maps) */
 static void test_host(void **state)
 {
-	struct discover_req q = { .mode = DISCOVER_HOST, .need_runtime = true };
+	struct discover_req q = { .mode = DISCOVER_HOST, .want_runtime = true };
 	char real[PATH_MAX];
 	struct discovery d;
 	const char *out, *p;

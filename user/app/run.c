@@ -95,7 +95,12 @@ static int find_target(struct run *r)
 		.argv0 = cli->app_argc ? cli->app_argv[0] : NULL,
 		.pid = cli->attach_pid,
 		.runtime_lib = cli->given[OPT_RUNTIME_LIB] ? cli->text[OPT_RUNTIME_LIB] : NULL,
-		.need_runtime = cli->trace_domains & TRACE_RUNTIME,
+		.want_runtime = cli->trace_domains & TRACE_RUNTIME,
+		/* what a sampler sees is worth having from a program without the runtime */
+		.runtime_optional = cli->given[OPT_CPU_PROFILING_CALLSTACK] ||
+				    cli->given[OPT_KERNEL_CALLSTACK] ||
+				    cli->given[OPT_CPU_UTILIZATION] ||
+				    cli->given[OPT_MEMORY_UTILIZATION],
 	};
 
 	return discover(&r->found, &q);

@@ -272,13 +272,18 @@ int discover(struct discovery *d, const struct discover_req *q)
 		return 1;
 	for (unsigned i = 0; i < d->n; i++)
 		any |= d->libs[i].lib->domain == DOM_RUNTIME && d->libs[i].t.path[0];
-	if (q->need_runtime && !any) {
+	if (q->want_runtime && !any) {
 		runtime_names(d, names, sizeof(names));
-		pr_error(
-			"cannot find %s that '%s' uses: not linked in, not a dependency, and not in "
-			"%s; name it with --runtime-lib PATH",
+		if (!q->runtime_optional) {
+			pr_error("cannot find %s that '%s' uses: not linked in, not a dependency, "
+				 "and not in %s; name it with --runtime-lib PATH",
+				 names, what, ctx.looked);
+			return 1;
+		}
+		pr_warn("cannot find %s that '%s' uses (not linked in, not a dependency, and not in "
+			"%s): its calls are not traced, the samplers run; name it with --runtime-lib "
+			"PATH",
 			names, what, ctx.looked);
-		return 1;
 	}
 	debug_found(d);
 	return 0;

@@ -25,7 +25,8 @@ struct discover_req {
 	const char *argv0;	 /* DISCOVER_LAUNCH */
 	pid_t pid;		 /* DISCOVER_ATTACH */
 	const char *runtime_lib; /* --runtime-lib: this file is the runtime, or NULL */
-	bool need_runtime;	 /* --trace runtime: no runtime library found is an error */
+	bool want_runtime;	 /* --trace runtime: its calls are to be traced */
+	bool runtime_optional;	 /* a sampler runs too: no runtime found is said, not an error */
 };
 
 struct found_lib {
