@@ -88,11 +88,13 @@ static void warn_losses(const struct model *m)
 			  pid, (unsigned long long)m->lost_proc_events,
 			  (unsigned long long)m->lost_pids);
 	if (m->cpu.lost_samples + m->cpu.lost_stacks)
-		out_print(stderr,
-			  "==%u== warning: CPU sampling lost %llu samples (the count map was full) "
-			  "and the stacks of %llu (the stack map was full, or its slot taken)\n",
-			  pid, (unsigned long long)m->cpu.lost_samples,
-			  (unsigned long long)m->cpu.lost_stacks);
+		out_print(
+			stderr,
+			"==%u== warning: CPU sampling lost %llu samples (a count map, stack table "
+			"or ring buffer was full) and the kernel stacks of %llu (the stack map was "
+			"full, or its slot taken)\n",
+			pid, (unsigned long long)m->cpu.lost_samples,
+			(unsigned long long)m->cpu.lost_stacks);
 	if (m->kernel.lost_entries + m->kernel.lost_stacks + m->kernel.lost_threads)
 		out_print(stderr,
 			  "==%u== warning: kernel callstacks lost %llu calls (the entry map was "

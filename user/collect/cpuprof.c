@@ -34,8 +34,13 @@ struct ustack {
 	uint8_t end; /* enum stack_end */
 };
 
-/* the stack copies' ring buffer: about a second of 100 Hz samples of whole copies on 2 CPUs */
-#define SAMPLES_RING (8u << 20)
+/* the stack copies' ring buffer: 8 MB, and 256 KB a CPU past 32 (read every 100 ms, or when an
+ * eighth is full: at 100 Hz, 80 whole copies a CPU, or 4 times as many of a typical 6 KB) */
+#define SAMPLES_RING_MIN     (8u << 20)
+#define SAMPLES_RING_PER_CPU (256u << 10)
+/* distinct stacks kept (the frame-pointer path's stack map keeps 16384): past them, samples of a
+ * new stack are lost, counted */
+#define USTACKS_MAX (1u << 20)
 /* a sample whose address is in no mapping known reads its process's anew, this often at most */
 #define REREAD_NS (100 * 1000000ull)
 
@@ -53,7 +58,8 @@ struct cpuprof {
 	uint64_t *ips;
 	size_t nips, capips;
 	uint64_t unwound, unwind_ns, copied, bad_records;
-	bool oom; /* said */
+	uint64_t full; /* samples of a new stack past USTACKS_MAX, lost */
+	bool oom;      /* said */
 };
 
 /* the stack copies' maps sized, and the sampling program that fits the kernel chosen; with
@@ -61,14 +67,17 @@ struct cpuprof {
 static int set_copy_maps(struct cpuprof *c)
 {
 	int ncpus = libbpf_num_possible_cpus(), err;
+	__u32 ring = SAMPLES_RING_MIN;
 	bool find_vma = c->unwind && bpf_have_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma,
 						     "TOPSPROF_NO_FIND_VMA");
 
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -ENODEV;
+	while (ring / SAMPLES_RING_PER_CPU < (__u32)ncpus && ring < (1u << 30))
+		ring *= 2;
 	err = bpf_map__set_max_entries(c->skel->maps.cpu_scratch, c->unwind ? (__u32)ncpus : 1)
 		      ?: bpf_map__set_max_entries(c->skel->maps.cpu_samples,
-						  c->unwind ? SAMPLES_RING : (__u32)getpagesize());
+						  c->unwind ? ring : (__u32)getpagesize());
 	bpf_program__set_autoload(c->skel->progs.cpu_sample, !c->unwind || find_vma);
 	bpf_program__set_autoload(c->skel->progs.cpu_sample_novma, c->unwind && !find_vma);
 	if (c->unwind)
@@ -178,6 +187,10 @@ static bool count_stack(struct cpuprof *c, uint32_t tgid, int32_t kstack, const 
 			e->count++;
 			return true;
 		}
+	}
+	if (c->nus == USTACKS_MAX) {
+		c->full++;
+		return true;
 	}
 	if (!grow_array((void **)&c->us, &c->capus, c->nus, sizeof(*c->us)) ||
 	    !grow_array_to((void **)&c->ips, &c->capips, c->nips + n, sizeof(*c->ips)))
@@ -318,7 +331,7 @@ void cpuprof_clear(struct cpuprof *c)
 	bpf_map_clear(bpf_map__fd(c->skel->maps.cpu_counts), sizeof(struct cpu_key));
 	/* what the ring still holds was taken before: counted, then thrown away with the rest */
 	proc_watch_poll(&c->procs, false);
-	c->nus = c->nips = 0;
+	c->nus = c->nips = c->full = 0;
 	if (c->slots)
 		memset(c->slots, 0, c->nslots * sizeof(*c->slots));
 	/* the losses of the time thrown away go too */
@@ -389,7 +402,7 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 		percpu_u64_sum(bpf_map__fd(c->skel->maps.cpu_drops), i, &v);
 		lost += v;
 	}
-	p->lost_samples += lost;
+	p->lost_samples += lost + c->full;
 	if (c->unwind && c->unwound) {
 		struct unwind_stats st;
 

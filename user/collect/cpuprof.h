@@ -3,8 +3,9 @@
  * frequency. By frame pointers, the tracked processes' samples are counted per stack in the
  * kernel; else each sample's registers and stack copy are unwound here as they come
  * (symbols/unwind.c) and counted per stack. Their mappings are captured while they live; at the
- * end, the stacks are named into a cpu_profile. Memory grows with the distinct stacks and code
- * addresses seen, not with the samples. */
+ * end, the stacks are named into a cpu_profile. Memory grows with the distinct stacks (at most
+ * 1M: samples of a new stack past them are lost, counted) and code addresses seen, not with the
+ * samples. */
 #ifndef TOPSPROF_CPUPROF_H
 #define TOPSPROF_CPUPROF_H
 

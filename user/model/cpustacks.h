@@ -40,7 +40,7 @@ struct cpu_profile {
 	size_t n, cap;
 	uint64_t samples;	    /* all counted, truncated or not */
 	uint64_t truncated_samples; /* of which in stacks that look truncated */
-	uint64_t lost_samples;	    /* not counted: the count map was full */
+	uint64_t lost_samples;	    /* not counted: a count map, stack table or ring was full */
 	uint64_t lost_stacks;	    /* counted, with a stack lost to a full stack map */
 	bool unwound; /* user stacks unwound by topsprof: ends[] says where they end */
 	uint64_t ends[STACK_END__COUNT]; /* samples by why their user stack ends */
