@@ -94,7 +94,8 @@ static long vma_end_cb(struct task_struct *task, struct vm_area_struct *vma, voi
 }
 
 /* How many bytes of user stack from sp to copy: up to the end of its mapping, found by
- * bpf_find_vma (Linux 5.17+); without it up to the main thread's stack top when sp is near it
+ * bpf_find_vma (Linux 5.17+); without it (or when it fails) up to the main thread's stack top
+ * when sp is near it
  * (the stack's mapping reaches past start_stack), else CPU_USTACK_MAX, which copy_searched
  * shortens to what reads. */
 static __always_inline __u64 stack_span(struct task_struct *task, __u64 sp, bool find_vma)
@@ -102,11 +103,11 @@ static __always_inline __u64 stack_span(struct task_struct *task, __u64 sp, bool
 	struct vma_end v = { 0 };
 	__u64 top;
 
-	if (find_vma) {
-		if (!bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end_cb, &v, 0) && v.end > sp)
-			return v.end - sp < CPU_USTACK_MAX ? v.end - sp : CPU_USTACK_MAX;
-		return 0;
-	}
+	/* it fails (-EBUSY) while the mmap lock is taken or wanted for writing (a sample in
+	 * mmap or brk): then as without it */
+	if (find_vma && !bpf_find_vma(bpf_get_current_task_btf(), sp, vma_end_cb, &v, 0) &&
+	    v.end > sp)
+		return v.end - sp < CPU_USTACK_MAX ? v.end - sp : CPU_USTACK_MAX;
 	top = BPF_CORE_READ(task, mm, start_stack);
 	if (top > sp && top - sp < CPU_USTACK_MAX)
 		return top - sp;

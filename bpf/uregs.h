@@ -51,6 +51,8 @@ static __always_inline bool user_regs_dwarf(struct task_struct *t, __u64 *r)
 	if (!src || bpf_probe_read_kernel(&p, sizeof(p), src))
 		return false;
 #if defined(__TARGET_ARCH_x86)
+	if ((p.cs & 0xffff) != 0x33) /* a 32-bit process: other registers, other CFI */
+		return false;
 	r[0] = p.ax;
 	r[1] = p.dx;
 	r[2] = p.cx;
@@ -69,6 +71,8 @@ static __always_inline bool user_regs_dwarf(struct task_struct *t, __u64 *r)
 	r[15] = p.r15;
 	r[16] = p.ip;
 #elif defined(__TARGET_ARCH_arm64)
+	if (p.pstate & 0x10) /* PSR_MODE32_BIT: a 32-bit process */
+		return false;
 	for (int i = 0; i < 31; i++)
 		r[i] = p.regs[i];
 	r[31] = p.sp;

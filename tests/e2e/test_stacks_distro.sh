@@ -36,9 +36,14 @@ checks=$((checks + 1))
 grep -qE '^python3;_start;.*;Py_BytesMain;.*;_PyEval_EvalFrameDefault;.*_multiarray_umath.*;[a-z_]*gemm_? [0-9]+$' \
 	"$TMP/py.folded" ||
 	die "no whole stack from _start through the interpreter and numpy into OpenBLAS:"$'\n'"$(cat "$TMP/py.folded")"
+# no caller made up: OpenBLAS's product is called through its C interface, numpy's module from
+# the interpreter's eval loop
 checks=$((checks + 1))
-! grep -q '\[unknown\] 0x' "$TMP/py.folded" ||
-	die "an address in no mapping in the unwound stacks:"$'\n'"$(cat "$TMP/py.folded")"
+bad=$(grep -E ';dgemm_' "$TMP/py.folded" | grep -vE ';cblas_dgemm;dgemm_' || true)
+[ -z "$bad" ] || die "dgemm_ called by another than cblas_dgemm:"$'\n'"$bad"
+checks=$((checks + 1))
+bad=$(grep -F '_multiarray_umath' "$TMP/py.folded" | grep -vE '_PyEval_EvalFrameDefault;.*_multiarray_umath' || true)
+[ -z "$bad" ] || die "numpy's module outside the interpreter's eval loop:"$'\n'"$bad"
 
 # frame pointers alone: cut short, said to be
 run "$TOPSPROF" --cpu-profiling-callstack --cpu-profiling-unwind fp \
@@ -47,7 +52,11 @@ expect_rc 0
 expect_out "have user stacks that stop short of a thread's entry"
 wf=$(whole "$TMP/fp.folded")
 echo "fp: $wf% of the samples reach a thread's entry"
-checks=$((checks + 1))
-awk -v w="$wf" 'BEGIN { exit !(w != "" && w < 50) }' ||
-	die "frame pointers walked $wf% of the stacks through code without them?"
+# Debian 12 builds python3 and OpenBLAS without frame pointers (distributions that build with
+# them walk these stacks whole either way)
+if grep -qx 'VERSION_ID="12"' /etc/os-release && grep -qx 'ID=debian' /etc/os-release; then
+	checks=$((checks + 1))
+	awk -v w="$wf" 'BEGIN { exit !(w != "" && w < 50) }' ||
+		die "frame pointers walked $wf% of the stacks through code without them?"
+fi
 done_ok

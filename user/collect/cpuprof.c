@@ -68,8 +68,10 @@ static int set_copy_maps(struct cpuprof *c)
 {
 	int ncpus = libbpf_num_possible_cpus(), err;
 	__u32 ring = SAMPLES_RING_MIN;
-	bool find_vma = c->unwind && bpf_have_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma,
-						     "TOPSPROF_NO_FIND_VMA");
+	/* a kernel without bpf_find_vma refuses a program that names its callback, even where it
+	 * would not run (frame pointers): the program is chosen by the kernel alone */
+	bool find_vma = bpf_have_helper(BPF_PROG_TYPE_PERF_EVENT, BPF_FUNC_find_vma,
+					"TOPSPROF_NO_FIND_VMA");
 
 	if (ncpus <= 0)
 		return ncpus ? ncpus : -ENODEV;
@@ -78,8 +80,8 @@ static int set_copy_maps(struct cpuprof *c)
 	err = bpf_map__set_max_entries(c->skel->maps.cpu_scratch, c->unwind ? (__u32)ncpus : 1)
 		      ?: bpf_map__set_max_entries(c->skel->maps.cpu_samples,
 						  c->unwind ? ring : (__u32)getpagesize());
-	bpf_program__set_autoload(c->skel->progs.cpu_sample, !c->unwind || find_vma);
-	bpf_program__set_autoload(c->skel->progs.cpu_sample_novma, c->unwind && !find_vma);
+	bpf_program__set_autoload(c->skel->progs.cpu_sample, find_vma);
+	bpf_program__set_autoload(c->skel->progs.cpu_sample_novma, !find_vma);
 	if (c->unwind)
 		pr_debug("CPU sampling: user stacks copied (%u KB at most) and unwound by their "
 			 "CFI; stack ends %s",

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <unistd.h>
 
 #define EVAL_STACK 16 /* a DWARF expression's stack, deep enough for any CFI seen (PLT: 3) */
 #define EXPR_MAX   64 /* operations in one expression kept (the PLT's: 9); longer: no rule */
@@ -54,7 +55,7 @@ struct rule {
 
 struct ufile {
 	char *path;
-	struct elf_handle h; /* h.fd -1 for the vdso (in memory) */
+	struct elf_handle h; /* h.fd < 0 once the CFI is read, or for the vdso (in memory) */
 	void *image;	     /* the vdso's copy */
 	Dwarf_CFI *eh, *dbg;
 	Dwarf *dw; /* for .debug_frame */
@@ -188,12 +189,18 @@ static void read_cfi(struct ufile *f)
 {
 	elf_read_segments(f->h.e, &f->segs);
 	f->eh = dwarf_getcfi_elf(f->h.e);
-	if (elf_find_section(f->h.e, ".debug_frame")) {
+	/* .debug_frame (read with every other debug section) only for a file without .eh_frame */
+	if (!elf_find_section(f->h.e, ".eh_frame") && elf_find_section(f->h.e, ".debug_frame")) {
 		f->dw = dwarf_begin_elf(f->h.e, DWARF_C_READ, NULL);
 		if (f->dw)
 			f->dbg = dwarf_getcfi(f->dw);
 	}
 	f->bad = !f->segs.n || (!f->eh && !f->dbg);
+	/* what the CFI needs is read: no descriptor held per file */
+	if (f->h.fd >= 0 && elf_cntl(f->h.e, ELF_C_FDDONE) == 0) {
+		close(f->h.fd);
+		f->h.fd = -2;
+	}
 }
 
 /* the vdso, which every process of this host has as topsprof has it: topsprof's own image */
@@ -305,14 +312,39 @@ static bool rule_from_cfi(struct unwinder *u, Dwarf_CFI *cfi, uint64_t vaddr, st
 	r->cfa_nops = (uint16_t)nops;
 	r->flags = signal ? RULE_SIGNAL : 0;
 	r->regs = (uint32_t)u->nregs;
-	for (int reg = 0; reg < UREG_N; reg++) {
+	for (int reg = 0; reg < UREG_N && !(r->flags & RULE_BAD); reg++) {
 		struct rreg rr = { .reg = (uint8_t)reg };
+		Dwarf_Op in_reg;
 
-		if (dwarf_frame_register(fr, reg, mem, &ops, &nops))
-			continue; /* a register the CFI does not speak of: kept */
-		if (!nops) {
-			if (ops == NULL) /* same value */
-				continue;
+		if (dwarf_frame_register(fr, reg, mem, &ops, &nops)) {
+			/* a register the CFI does not speak of is kept, but not these two */
+			if (reg == ra || reg == UREG_SP)
+				r->flags = RULE_BAD;
+			continue;
+		}
+		if (!nops && ops == NULL) { /* same value */
+			/* on x86-64 the return address is always somewhere: "the caller's pc is
+			 * this pc" would repeat the frame (arm64's is in the link register) */
+			if (reg == ra && reg == UREG_PC)
+				r->flags = RULE_BAD;
+			continue;
+		}
+		/* in another register (DW_CFA_register): that register's value */
+		if (nops == 1 && ((ops[0].atom >= DW_OP_reg0 && ops[0].atom <= DW_OP_reg31) ||
+				  ops[0].atom == DW_OP_regx)) {
+			in_reg = (Dwarf_Op){ .atom = DW_OP_bregx,
+					     .number = ops[0].atom == DW_OP_regx
+							       ? ops[0].number
+							       : (Dwarf_Word)(ops[0].atom -
+									      DW_OP_reg0) };
+			ops = &in_reg;
+			rr.kind = R_VAL;
+			if (!keep_ops(u, ops, 1, &rr.op)) {
+				r->flags = RULE_BAD;
+				break;
+			}
+			rr.nops = 1;
+		} else if (!nops) {
 			rr.kind = R_UNDEF;
 		} else {
 			rr.kind = R_AT;
@@ -563,6 +595,18 @@ static int eval(const struct walk *w, const struct uop *ops, size_t n, uint64_t 
 	return 0;
 }
 
+/* A return address as code: on arm64 without the pointer authentication bits a function built
+ * with -mbranch-protection signs it with (past the 48 bits of user addresses; libdw does not
+ * undo DW_CFA_AARCH64_negate_ra_state). */
+static uint64_t strip_pac(uint64_t ra)
+{
+#if defined(__aarch64__)
+	return ra & ((1ull << 48) - 1);
+#else
+	return ra;
+#endif
+}
+
 /* the caller's registers by the rules r: 0, or the reason the walk ends */
 static int step_cfi(struct unwinder *u, struct walk *w, const struct rule *r, uint64_t *ra)
 {
@@ -604,8 +648,12 @@ static int step_cfi(struct unwinder *u, struct walk *w, const struct rule *r, ui
 	if (!ra_set && !reg_get(w, r->ra, &v))
 		return STACK_END_BAD;
 	*ra = caller.r[r->ra];
-	if (!(r->flags & RULE_SIGNAL) && caller.r[UREG_SP] <= w->r[UREG_SP])
-		return STACK_END_BAD; /* a caller's frame is above its callee's */
+	/* a caller's frame is above its callee's, or (an arm64 leaf without a frame) where it
+	 * is, but then the walk must move on */
+	if (!(r->flags & RULE_SIGNAL) &&
+	    (caller.r[UREG_SP] < w->r[UREG_SP] ||
+	     (caller.r[UREG_SP] == w->r[UREG_SP] && strip_pac(*ra) == w->r[UREG_PC])))
+		return STACK_END_BAD;
 	*w = caller;
 	return 0;
 }
@@ -621,13 +669,17 @@ static int step_fp(struct walk *w, uint64_t *ra)
 		return STACK_END_NOCFI;
 	if (!fp) /* the process's entry clears it: the outermost frame */
 		return STACK_END_ENTRY;
-	if (fp < w->r[UREG_SP] || fp & 7)
+	if (((w->known >> UREG_SP) & 1 && fp < w->r[UREG_SP]) || fp & 7 || fp < w->base)
 		return STACK_END_NOCFI;
 	err = mem_read(w, fp, &nfp) ?: mem_read(w, fp + 8, ra);
 	if (err)
 		return err == STACK_END_BAD ? STACK_END_NOCFI : err;
 	w->r[UREG_FP] = nfp;
 	w->r[UREG_SP] = fp + 16;
+#if defined(__aarch64__)
+	/* the frame record is at the bottom of an arm64 frame: the caller's sp is not known */
+	w->known &= ~(1ull << UREG_SP);
+#endif
 	return 0;
 }
 
@@ -676,11 +728,18 @@ size_t unwind_user(struct unwinder *u, const struct procmaps *maps, const struct
 			*end = STACK_END_BAD;
 			return n;
 		}
+		/* code without CFI in a file that has CFI (hand-written, or past its tables): its
+		 * frame pointer register may hold anything */
+		if (r && (r->flags & RULE_NOCFI) && !u->files[r->file].bad) {
+			*end = STACK_END_NOCFI;
+			return n;
+		}
 		err = r && !(r->flags & RULE_NOCFI) ? step_cfi(u, &w, r, &ra) : step_fp(&w, &ra);
 		if (err) {
 			*end = (enum stack_end)err;
 			return n;
 		}
+		ra = strip_pac(ra);
 		exact = r && (r->flags & RULE_SIGNAL);
 		/* where a uretprobe took a return address, the kernel's trampoline stands */
 		if (in->uret && in->uret->tramp && ra == in->uret->tramp && put < KC_URET_MAX &&
