@@ -184,7 +184,7 @@ e2e: $(TOPSPROF) sim $(TESTRT_TARGETS) $(BENCH_BINS)
 
 # the samplers and the files in and out, end to end, with topsprof built with ASan/UBSan (a leak
 # or undefined behaviour fails the run); the sim apps are the plain build's
-E2E_SAN_TESTS := test_cpu test_util test_kernel test_files
+E2E_SAN_TESTS := test_cpu test_stacks_distro test_util test_kernel test_files
 e2e-san: $(TOPSPROF) sim
 	$(Q)$(MAKE) SAN=1 build-san/topsprof
 	$(Q)TOPSPROF=$(abspath build-san/topsprof) OUTPUT=$(abspath $(OUTPUT)) \

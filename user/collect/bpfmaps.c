@@ -402,6 +402,8 @@ int bpf_releaser_open(struct bpf_releaser **out)
 
 void bpf_release_later(struct bpf_releaser *r, const int *fds, size_t n)
 {
+	if (!n) /* a run that probed nothing (no runtime found) */
+		return;
 	if (!r || r->sock < 0 ||
 	    !grow_array_to((void **)&r->pending, &r->cap, r->npending + n, sizeof(int))) {
 		bpf_release_now(NULL, 0, fds, n);

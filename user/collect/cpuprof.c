@@ -147,7 +147,7 @@ static bool same_stack(const struct cpuprof *c, const struct ustack *e, uint64_t
 		       int32_t kstack, const uint64_t *ips, size_t n)
 {
 	return e->hash == h && e->tgid == tgid && e->kstack == kstack && e->n == n &&
-	       !memcmp(&c->ips[e->ip0], ips, n * sizeof(*ips));
+	       (!n || !memcmp(&c->ips[e->ip0], ips, n * sizeof(*ips)));
 }
 
 static bool slots_grow(struct cpuprof *c)
@@ -197,7 +197,8 @@ static bool count_stack(struct cpuprof *c, uint32_t tgid, int32_t kstack, const 
 	if (!grow_array((void **)&c->us, &c->capus, c->nus, sizeof(*c->us)) ||
 	    !grow_array_to((void **)&c->ips, &c->capips, c->nips + n, sizeof(*c->ips)))
 		return false;
-	memcpy(&c->ips[c->nips], ips, n * sizeof(*ips));
+	if (n) /* no frames (no registers): the pool may still be empty */
+		memcpy(&c->ips[c->nips], ips, n * sizeof(*ips));
 	c->us[c->nus] = (struct ustack){ .hash = h,
 					 .count = 1,
 					 .tgid = tgid,
