@@ -518,6 +518,12 @@ static void test_cpu_profile(void **state)
 					     "/usr/lib/x86_64-linux-gnu/libc.so.6"));
 	assert_false(cpu_stack_looks_complete("compute", "/usr/bin/app"));
 	assert_false(cpu_stack_looks_complete("[unknown] 0x1234", NULL));
+	/* the outermost frames alone are entries, not where a frame pointer walk stops near one */
+	assert_true(cpu_frame_is_entry("_start"));
+	assert_true(cpu_frame_is_entry("clone3"));
+	assert_false(cpu_frame_is_entry("start_thread"));
+	assert_false(cpu_frame_is_entry("__libc_start_main"));
+	assert_false(cpu_frame_is_entry("_start_x"));
 }
 
 /* a user stack taken inside functions with uretprobes: the trampoline's frames get the callers

@@ -214,25 +214,34 @@ void cpu_frame_sanitize(char *name)
 			*c = ':';
 }
 
+static bool in_list(const char *name, const char *const *list, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(name, list[i]))
+			return true;
+	return false;
+}
+
+bool cpu_frame_is_entry(const char *name)
+{
+	static const char *const entries[] = { "_start",  "clone",    "clone3",
+					       "__clone", "__clone3", "thread_start" };
+
+	return in_list(name, entries, sizeof(entries) / sizeof(entries[0]));
+}
+
 bool cpu_stack_looks_complete(const char *outermost, const char *file)
 {
 	static const char *const starters[] = { "libc.so", "libc-", "ld-linux", "ld-musl",
 						"libpthread" };
+	/* where a frame-pointer walk stops short of the entry */
+	static const char *const near_entries[] = { "__libc_start_main", "__libc_start_call_main",
+						    "start_thread" };
 	const char *base = file ? strrchr(file, '/') : NULL;
 
-	static const char *const entries[] = { "_start",
-					       "__libc_start_main",
-					       "__libc_start_call_main",
-					       "start_thread",
-					       "clone",
-					       "clone3",
-					       "__clone",
-					       "__clone3",
-					       "thread_start" };
-
-	for (size_t i = 0; i < sizeof(entries) / sizeof(entries[0]); i++)
-		if (!strcmp(outermost, entries[i]))
-			return true;
+	if (cpu_frame_is_entry(outermost) ||
+	    in_list(outermost, near_entries, sizeof(near_entries) / sizeof(near_entries[0])))
+		return true;
 	base = base ? base + 1 : file;
 	for (size_t i = 0; base && i < sizeof(starters) / sizeof(starters[0]); i++)
 		if (!strncmp(base, starters[i], strlen(starters[i])))

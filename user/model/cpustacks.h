@@ -68,6 +68,9 @@ int cpu_profile_write_folded(FILE *f, const struct cpu_profile *p);
 /* a frame name made safe for the folded format: ';' and line breaks replaced, in place */
 void cpu_frame_sanitize(char *name);
 
+/* the outermost function of a process or thread: _start, clone, clone3 */
+bool cpu_frame_is_entry(const char *name);
+
 /* A user stack looks complete when its outermost frame is a thread's entry point, or is in the C
  * library or dynamic loader, which start every process and thread (and whose own frames a
  * frame-pointer walk cannot always pass). file: the frame's file, or NULL. */
