@@ -172,7 +172,9 @@ grep -qE '^cpu_hot_nofp;_start;[^ ]*;main;hot_loop [0-9]+$' "$TMP/nofp.folded" &
 	die "no whole stacks of main;hot_loop and worker;hot_loop:"$'\n'"$(cat "$TMP/nofp.folded")"
 # and of all the samples (the loader's and exit's too), at least 95% reach an entry; the report
 # says how many were cut and why
-whole=$(awk '{ n = $NF; all += n } /^cpu_hot_nofp;(_start|clone3?);/ { w += n }
+# (the dynamic loader's _start, where its own symbols are missing, as in the VM test bed, is
+# "[unknown] ld-linux...")
+whole=$(awk '{ n = $NF; all += n } /^cpu_hot_nofp;(_start|clone3?|\[unknown\] ld-linux[^;]*);/ { w += n }
 	END { if (all > 0) printf "%.2f\n", 100 * w / all }' "$TMP/nofp.folded")
 checks=$((checks + 1))
 awk -v w="$whole" 'BEGIN { exit !(w != "" && w >= 95) }' ||

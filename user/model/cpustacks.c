@@ -224,8 +224,10 @@ static bool in_list(const char *name, const char *const *list, size_t n)
 
 bool cpu_frame_is_entry(const char *name)
 {
-	static const char *const entries[] = { "_start",  "clone",    "clone3",
-					       "__clone", "__clone3", "thread_start" };
+	/* _dl_start_user: the dynamic loader's _start, past its call of _dl_start (its code
+	 * runs the libraries' constructors and jumps to the program's _start) */
+	static const char *const entries[] = { "_start",  "_dl_start_user", "clone",	   "clone3",
+					       "__clone", "__clone3",	    "thread_start" };
 
 	return in_list(name, entries, sizeof(entries) / sizeof(entries[0]));
 }

@@ -17,6 +17,9 @@
 
 #define EVAL_STACK 16 /* a DWARF expression's stack, deep enough for any CFI seen (PLT: 3) */
 #define EXPR_MAX   64 /* operations in one expression kept (the PLT's: 9); longer: no rule */
+/* code without CFI this close past a file's entry point is its _start (glibc's ld.so: the
+ * return from _dl_init is 48 bytes in on x86-64) */
+#define ENTRY_SPAN 128
 
 /* one DWARF operation, as libdw gives it */
 struct uop {
@@ -60,7 +63,9 @@ struct ufile {
 	Dwarf_CFI *eh, *dbg;
 	Dwarf *dw; /* for .debug_frame */
 	struct elf_segs segs;
-	bool bad; /* not an ELF file that could be read: frame pointers only */
+	uint64_t entry; /* e_entry: the process's first instruction when this is its program or
+			 * its dynamic loader; 0: none */
+	bool bad;	/* not an ELF file that could be read: frame pointers only */
 };
 
 struct unwinder {
@@ -187,7 +192,11 @@ static uint64_t file_key(void *ctx, size_t i)
 /* the CFI of an ELF image: .eh_frame, and .debug_frame where the file has one */
 static void read_cfi(struct ufile *f)
 {
+	GElf_Ehdr eh;
+
 	elf_read_segments(f->h.e, &f->segs);
+	if (gelf_getehdr(f->h.e, &eh))
+		f->entry = eh.e_entry;
 	f->eh = dwarf_getcfi_elf(f->h.e);
 	/* .debug_frame (read with every other debug section) only for a file without .eh_frame */
 	if (!elf_find_section(f->h.e, ".eh_frame") && elf_find_section(f->h.e, ".debug_frame")) {
@@ -729,9 +738,15 @@ size_t unwind_user(struct unwinder *u, const struct procmaps *maps, const struct
 			return n;
 		}
 		/* code without CFI in a file that has CFI (hand-written, or past its tables): its
-		 * frame pointer register may hold anything */
+		 * frame pointer register may hold anything. Just past the file's entry point it
+		 * is the process's first frame (the dynamic loader's _start, which calls
+		 * _dl_start and the libraries' constructors, has none) */
 		if (r && (r->flags & RULE_NOCFI) && !u->files[r->file].bad) {
-			*end = STACK_END_NOCFI;
+			const struct ufile *f = &u->files[r->file];
+
+			*end = f->entry && r->vaddr >= f->entry && r->vaddr - f->entry < ENTRY_SPAN
+				       ? STACK_END_ENTRY
+				       : STACK_END_NOCFI;
 			return n;
 		}
 		err = r && !(r->flags & RULE_NOCFI) ? step_cfi(u, &w, r, &ra) : step_fp(&w, &ra);
