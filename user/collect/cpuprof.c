@@ -41,8 +41,9 @@ struct ustack {
 /* distinct stacks kept (the frame-pointer path's stack map keeps 16384): past them, samples of a
  * new stack are lost, counted */
 #define USTACKS_MAX (1u << 20)
-/* a sample whose address is in no mapping known reads its process's anew, this often at most */
-#define REREAD_NS (100 * 1000000ull)
+/* a sample with an address in no mapping known (code mapped since they were read: the C library
+ * while the process starts, a dlopen) reads its process's anew, this often at most */
+#define REREAD_NS (20 * 1000000ull)
 
 struct cpuprof {
 	struct cpu_bpf *skel;
@@ -236,8 +237,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	}
 	if (p) {
 		n = unwind_user(c->uw, &p->maps, &in, ips, CPU_STACK_DEPTH, &end);
-		/* code mapped since the mappings were read (dlopen) */
-		if (!n && end == STACK_END_UNMAPPED && !p->gone && t0 - p->read_ns > REREAD_NS) {
+		if (end == STACK_END_UNMAPPED && !p->gone && t0 - p->read_ns > REREAD_NS) {
 			proccache_renew(&c->procs.cache, s->tgid, t0);
 			p = proccache_find(&c->procs.cache, s->tgid);
 			if (p)
