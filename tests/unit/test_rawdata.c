@@ -185,6 +185,55 @@ static void test_roundtrip(void **state)
 	rmdir(dir);
 }
 
+/* a file cut short anywhere past its first record is "truncated or corrupt", wherever the cut
+ * falls (in a record's header, its body, or gzip's own stream); before it, not raw data at all */
+static void test_cut_anywhere(void **state)
+{
+	struct raw_settings rs;
+	char err[256], cut[sizeof(path) + 8];
+	unsigned char *whole;
+	struct model m;
+	gzFile gz;
+	FILE *f;
+	long len;
+
+	(void)state;
+	gz = start(3);
+	name_fn(gz, 0, "topsMalloc");
+	for (uint64_t i = 1; i <= 200; i++)
+		call(gz, 0, i);
+	put(gz, END, NULL, 0, NULL, 0);
+	assert_int_equal(gzclose(gz), Z_OK);
+	f = fopen(path, "rb");
+	assert_non_null(f);
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	whole = malloc((size_t)len);
+	assert_non_null(whole);
+	assert_int_equal(fread(whole, 1, (size_t)len, f), (size_t)len);
+	fclose(f);
+	unlink(path);
+	snprintf(cut, sizeof(cut), "%s.cut", path);
+	for (long at = 1; at < len; at++) {
+		f = fopen(cut, "wb");
+		assert_non_null(f);
+		assert_int_equal(fwrite(whole, 1, (size_t)at, f), (size_t)at);
+		fclose(f);
+		model_init(&m);
+		/* in the last bytes (gzip's trailer, CRC and size, and the end of its last
+		 * block) every record may still be read whole: taken */
+		if (!raw_import(cut, &m, &rs, err, sizeof(err)) && at < len - 16)
+			fail_msg("cut at %ld of %ld: imported", at, len);
+		else if (at < len - 16 && !strstr(err, "truncated or corrupt") &&
+			 !strstr(err, "not topsprof raw data"))
+			fail_msg("cut at %ld of %ld: '%s'", at, len, err);
+		model_free(&m);
+	}
+	unlink(cut);
+	free(whole);
+}
+
 /* version 4: the calls packed, each field back as it was written, in order with the strings and
  * process events between them (a call's string before the call); a packed record cut short or
  * with an overlong number is refused */
@@ -301,7 +350,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_by_name),		  cmocka_unit_test(test_unknown_function),
 		cmocka_unit_test(test_version2_by_index), cmocka_unit_test(test_roundtrip),
-		cmocka_unit_test(test_packed_calls),
+		cmocka_unit_test(test_packed_calls),	  cmocka_unit_test(test_cut_anywhere),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -659,10 +659,14 @@ int raw_import(const char *path, struct model *m, struct raw_settings *s, char *
 		int zerr;
 		const char *why = gzerror(gz, &zerr);
 
-		snprintf(err, errlen, "%s",
-			 !started ? "not topsprof raw data (from --export-rawdata)"
-			 : zerr && zerr != Z_STREAM_END ? why
-							: "truncated");
+		/* a file cut short ends in a header or in gzip's stream, wherever the cut fell:
+		 * said the same way as one that ends in a record */
+		if (!started)
+			snprintf(err, errlen, "not topsprof raw data (from --export-rawdata)");
+		else if (zerr && zerr != Z_STREAM_END)
+			snprintf(err, errlen, "truncated or corrupt: %s", why);
+		else
+			snprintf(err, errlen, "truncated or corrupt");
 		goto out;
 	}
 	if (nsamples) {
