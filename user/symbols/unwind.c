@@ -696,8 +696,8 @@ size_t unwind_user(struct unwinder *u, const struct procmaps *maps, const struct
 		   uint64_t *ips, size_t max, enum stack_end *end)
 {
 	struct walk w = { .stack = in->stack, .len = in->stack_len };
-	bool exact =
-		true; /* the leaf's pc, and a pc a signal interrupted, are not return addresses */
+	/* the leaf's pc, and a pc a signal interrupted, are not return addresses */
+	bool exact = true;
 	size_t n = 0, put = 0;
 
 	*end = STACK_END_NOREGS;
