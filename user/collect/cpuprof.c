@@ -12,6 +12,7 @@
 #include "symbols/symbolize.h"
 #include "symbols/unwind.h"
 #include "lib/grow.h"
+#include "lib/hash.h"
 #include "lib/monotime.h"
 
 #include <bpf/bpf.h>
@@ -54,8 +55,7 @@ struct cpuprof {
 	struct unwinder *uw;
 	struct ustack *us;
 	size_t nus, capus;
-	uint32_t *slots; /* open addressing: index + 1 into us */
-	size_t nslots;
+	struct idindex index; /* of us, by hash */
 	uint64_t *ips;
 	size_t nips, capips;
 	uint64_t unwound, unwind_ns, copied, bad_records;
@@ -137,41 +137,13 @@ static int open_events(struct cpuprof *c, uint32_t hz)
 
 static uint64_t stack_hash(uint32_t tgid, int32_t kstack, const uint64_t *ips, size_t n)
 {
-	uint64_t h = 1469598103934665603ull ^ ((uint64_t)tgid << 32 | (uint32_t)kstack);
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ ips[i]) * 1099511628211ull;
-	return h ^ (h >> 29);
+	return hash_mix64(hash_fnv1a(HASH_FNV_BASIS ^ ((uint64_t)tgid << 32 | (uint32_t)kstack),
+				     ips, n * sizeof(*ips)));
 }
 
-static bool same_stack(const struct cpuprof *c, const struct ustack *e, uint64_t h, uint32_t tgid,
-		       int32_t kstack, const uint64_t *ips, size_t n)
+static uint64_t ustack_key(const void *ctx, uint32_t i)
 {
-	return e->hash == h && e->tgid == tgid && e->kstack == kstack && e->n == n &&
-	       (!n || !memcmp(&c->ips[e->ip0], ips, n * sizeof(*ips)));
-}
-
-static bool slots_grow(struct cpuprof *c)
-{
-	size_t ns = c->nslots ? c->nslots * 2 : 1024;
-	uint32_t *s;
-
-	if (2 * (c->nus + 1) <= c->nslots)
-		return true;
-	s = calloc(ns, sizeof(*s));
-	if (!s)
-		return false;
-	for (size_t i = 0; i < c->nus; i++) {
-		size_t at = c->us[i].hash & (ns - 1);
-
-		while (s[at])
-			at = (at + 1) & (ns - 1);
-		s[at] = (uint32_t)i + 1;
-	}
-	free(c->slots);
-	c->slots = s;
-	c->nslots = ns;
-	return true;
+	return ((const struct cpuprof *)ctx)->us[i].hash;
 }
 
 /* one more sample of a stack; false when out of memory */
@@ -179,14 +151,15 @@ static bool count_stack(struct cpuprof *c, uint32_t tgid, int32_t kstack, const 
 			size_t n, enum stack_end end)
 {
 	uint64_t h = stack_hash(tgid, kstack, ips, n);
-	struct ustack *e;
-	size_t at;
+	uint32_t j;
 
-	if (!slots_grow(c))
+	if (!idindex_room(&c->index, (uint32_t)c->nus, ustack_key, c))
 		return false;
-	for (at = h & (c->nslots - 1); c->slots[at]; at = (at + 1) & (c->nslots - 1)) {
-		e = &c->us[c->slots[at] - 1];
-		if (same_stack(c, e, h, tgid, kstack, ips, n)) {
+	for (j = idindex_first(&c->index, h); c->index.slot[j]; j = idindex_next(&c->index, j)) {
+		struct ustack *e = &c->us[c->index.slot[j] - 1];
+
+		if (e->hash == h && e->tgid == tgid && e->kstack == kstack && e->n == n &&
+		    (!n || !memcmp(&c->ips[e->ip0], ips, n * sizeof(*ips)))) {
 			e->count++;
 			return true;
 		}
@@ -208,7 +181,7 @@ static bool count_stack(struct cpuprof *c, uint32_t tgid, int32_t kstack, const 
 					 .n = (uint16_t)n,
 					 .end = (uint8_t)end };
 	c->nips += n;
-	c->slots[at] = (uint32_t)++c->nus;
+	c->index.slot[j] = (uint32_t)++c->nus;
 	return true;
 }
 
@@ -314,7 +287,7 @@ void cpuprof_close(struct cpuprof *c)
 	proc_watch_free(&c->procs);
 	unwinder_free(c->uw);
 	free(c->us);
-	free(c->slots);
+	idindex_free(&c->index);
 	free(c->ips);
 	free(c->links);
 	cpu_bpf__destroy(c->skel);
@@ -335,8 +308,7 @@ void cpuprof_clear(struct cpuprof *c)
 	/* what the ring still holds was taken before: counted, then thrown away with the rest */
 	proc_watch_poll(&c->procs, false);
 	c->nus = c->nips = c->full = 0;
-	if (c->slots)
-		memset(c->slots, 0, c->nslots * sizeof(*c->slots));
+	idindex_clear(&c->index);
 	/* the losses of the time thrown away go too */
 	for (uint32_t i = 0; i < CPU_DROP__COUNT; i++)
 		percpu_u64_zero(bpf_map__fd(c->skel->maps.cpu_drops), i);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "gcu/correlate.h"
 #include "gcu/clock.h"
+#include "lib/hash.h"
 #include "lib/grow.h"
 
 #include <stdlib.h>
@@ -118,11 +119,7 @@ static int64_t arg(const struct api_call *c, int8_t i)
 /* kernels are named per device: compare the names, not where they are kept */
 static uint64_t name_hash(const char *s)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (; s && *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ull;
-	return h;
+	return s ? hash_fnv1a(HASH_FNV_BASIS, s, strlen(s)) : HASH_FNV_BASIS;
 }
 
 /* whether call c (whose stream handle had been destroyed gen times before) can have caused

@@ -70,67 +70,32 @@ void calls_free(struct call_store *s)
 		free(s->strs[i].s);
 	free(s->chunks);
 	free(s->threads);
-	free(s->thread_hash);
+	idindex_free(&s->thread_index);
 	free(s->strs);
-	free(s->str_hash);
+	idindex_free(&s->str_index);
 	calls_init(s);
-}
-
-static uint64_t mix(uint64_t h)
-{
-	h ^= h >> 33;
-	h *= 0xff51afd7ed558ccdull;
-	h ^= h >> 33;
-	return h;
 }
 
 static uint64_t bytes_hash(const char *p, size_t n, uint32_t len)
 {
-	uint64_t h = 0xcbf29ce484222325ull ^ len;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)p[i]) * 0x100000001b3ull;
-	return mix(h);
-}
-
-/* a table of ids + 1 (0: empty) of cap slots (a power of two), rebuilt twice as large when half
- * full; key(i) the hash of id i */
-static bool rehash(uint32_t **tab, uint32_t *cap, uint32_t n, const struct call_store *s,
-		   uint64_t (*key)(const struct call_store *, uint32_t))
-{
-	uint32_t ncap = *cap ? *cap * 2 : 256, *t;
-
-	if ((uint64_t)(n + 1) * 2 <= *cap)
-		return true;
-	t = calloc(ncap, sizeof(*t));
-	if (!t)
-		return false;
-	for (uint32_t i = 0; i < n; i++) {
-		uint32_t j = (uint32_t)key(s, i) & (ncap - 1);
-
-		while (t[j])
-			j = (j + 1) & (ncap - 1);
-		t[j] = i + 1;
-	}
-	free(*tab);
-	*tab = t;
-	*cap = ncap;
-	return true;
+	return hash_mix64(hash_fnv1a(HASH_FNV_BASIS ^ len, p, n));
 }
 
 static uint64_t thread_key(uint32_t pid, uint32_t tid)
 {
-	return mix(((uint64_t)pid << 32 | tid) + 1);
+	return hash_mix64(((uint64_t)pid << 32 | tid) + 1);
 }
 
-static uint64_t thread_key_of(const struct call_store *s, uint32_t i)
+static uint64_t thread_key_of(const void *ctx, uint32_t i)
 {
+	const struct call_store *s = ctx;
+
 	return thread_key(s->threads[i].pid, s->threads[i].tid);
 }
 
-static uint64_t str_key_of(const struct call_store *s, uint32_t i)
+static uint64_t str_key_of(const void *ctx, uint32_t i)
 {
-	return s->strs[i].hash;
+	return ((const struct call_store *)ctx)->strs[i].hash;
 }
 
 /* the index of (pid, tid), added when new; -1 when out of memory */
@@ -138,11 +103,11 @@ static int64_t thread_id(struct call_store *s, uint32_t pid, uint32_t tid)
 {
 	uint32_t j;
 
-	if (!rehash(&s->thread_hash, &s->thread_hash_cap, s->nthreads, s, thread_key_of))
+	if (!idindex_room(&s->thread_index, s->nthreads, thread_key_of, s))
 		return -1;
-	for (j = (uint32_t)thread_key(pid, tid) & (s->thread_hash_cap - 1); s->thread_hash[j];
-	     j = (j + 1) & (s->thread_hash_cap - 1)) {
-		uint32_t i = s->thread_hash[j] - 1;
+	for (j = idindex_first(&s->thread_index, thread_key(pid, tid)); s->thread_index.slot[j];
+	     j = idindex_next(&s->thread_index, j)) {
+		uint32_t i = s->thread_index.slot[j] - 1;
 
 		if (s->threads[i].pid == pid && s->threads[i].tid == tid)
 			return i;
@@ -158,7 +123,7 @@ static int64_t thread_id(struct call_store *s, uint32_t pid, uint32_t tid)
 	}
 	s->threads[s->nthreads].pid = pid;
 	s->threads[s->nthreads].tid = tid;
-	s->thread_hash[j] = s->nthreads + 1;
+	s->thread_index.slot[j] = s->nthreads + 1;
 	return s->nthreads++;
 }
 
@@ -172,14 +137,14 @@ static int64_t str_id(struct call_store *s, const char *str, uint32_t len)
 	/* the bytes to the first NUL at or after len: what a reader of str[] or of str_len sees */
 	size = len + strlen(str + len);
 	h = bytes_hash(str, size, len);
-	if (!rehash(&s->str_hash, &s->str_hash_cap, s->nstrs, s, str_key_of))
+	if (!idindex_room(&s->str_index, s->nstrs, str_key_of, s))
 		return -1;
-	for (j = (uint32_t)h & (s->str_hash_cap - 1); s->str_hash[j];
-	     j = (j + 1) & (s->str_hash_cap - 1)) {
-		const struct calls_string *e = &s->strs[s->str_hash[j] - 1];
+	for (j = idindex_first(&s->str_index, h); s->str_index.slot[j];
+	     j = idindex_next(&s->str_index, j)) {
+		const struct calls_string *e = &s->strs[s->str_index.slot[j] - 1];
 
 		if (e->hash == h && e->len == len && e->size == size && !memcmp(e->s, str, size))
-			return s->str_hash[j] - 1;
+			return s->str_index.slot[j] - 1;
 	}
 	if (s->nstrs == s->strs_cap) {
 		uint32_t ncap = s->strs_cap ? s->strs_cap * 2 : 64;
@@ -203,7 +168,7 @@ static int64_t str_id(struct call_store *s, const char *str, uint32_t len)
 		e->hash = h;
 		s->str_bytes += size + 1;
 	}
-	s->str_hash[j] = s->nstrs + 1;
+	s->str_index.slot[j] = s->nstrs + 1;
 	return s->nstrs++;
 }
 
@@ -441,8 +406,9 @@ void calls_thread(const struct call_store *s, size_t i, uint32_t *pid, uint32_t 
 size_t calls_bytes(const struct call_store *s)
 {
 	size_t b = s->chunks_cap * sizeof(*s->chunks) + s->threads_cap * sizeof(*s->threads) +
-		   s->thread_hash_cap * sizeof(*s->thread_hash) + s->strs_cap * sizeof(*s->strs) +
-		   s->str_hash_cap * sizeof(*s->str_hash) + s->str_bytes;
+		   s->thread_index.cap * sizeof(*s->thread_index.slot) +
+		   s->strs_cap * sizeof(*s->strs) + s->str_index.cap * sizeof(*s->str_index.slot) +
+		   s->str_bytes;
 
 	/* every chunk's records are held (mapped and populated), written or not */
 	for (size_t i = 0; i < s->nchunks; i++)

@@ -7,6 +7,7 @@
 #ifndef TOPSPROF_CALLS_H
 #define TOPSPROF_CALLS_H
 
+#include "lib/hash.h"
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,14 +35,16 @@ struct call_store {
 	struct calls_chunk **chunks;
 	size_t nchunks, chunks_cap;
 	size_t n; /* calls kept */
-	/* interned (pid, tid) pairs: index -> pair, and an open-addressed hash of indexes + 1 */
+	/* interned (pid, tid) pairs: index -> pair, and an index of them by hash */
 	struct {
 		uint32_t pid, tid;
 	} * threads;
-	uint32_t nthreads, threads_cap, *thread_hash, thread_hash_cap;
-	/* interned strings: id -> string, and a hash of ids + 1 */
+	uint32_t nthreads, threads_cap;
+	struct idindex thread_index;
+	/* interned strings: id -> string, and an index of them by hash */
 	struct calls_string *strs;
-	uint32_t nstrs, strs_cap, *str_hash, str_hash_cap;
+	uint32_t nstrs, strs_cap;
+	struct idindex str_index;
 	size_t str_bytes;
 };
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-3-Clause
 #include "model/cpustacks.h"
 
+#include "lib/hash.h"
 #include "lib/grow.h"
 
 #include <errno.h>
@@ -82,11 +83,7 @@ struct fn_table {
 
 static uint64_t hash_name(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
-	return h;
+	return hash_fnv1a(HASH_FNV_BASIS, s, len);
 }
 
 static int rehash(struct fn_table *t)

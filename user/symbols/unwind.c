@@ -2,6 +2,7 @@
 #include "symbols/unwind.h"
 
 #include "lib/grow.h"
+#include "lib/hash.h"
 #include "target/elfinfo.h"
 
 #include <dwarf.h>
@@ -71,12 +72,10 @@ struct ufile {
 struct unwinder {
 	struct ufile *files;
 	size_t nfiles, capfiles;
-	uint32_t *fslots; /* open addressing by path: index + 1 into files */
-	size_t nfslots;
+	struct idindex file_index; /* by path */
 	struct rule *rules;
 	size_t nrules, caprules;
-	uint32_t *rslots; /* by (file, vaddr) */
-	size_t nrslots;
+	struct idindex rule_index; /* by (file, vaddr) */
 	struct uop *ops;
 	size_t nops, capops;
 	struct rreg *regs;
@@ -122,9 +121,9 @@ void unwinder_free(struct unwinder *u)
 	for (size_t i = 0; i < u->nfiles; i++)
 		ufile_free(&u->files[i]);
 	free(u->files);
-	free(u->fslots);
+	idindex_free(&u->file_index);
 	free(u->rules);
-	free(u->rslots);
+	idindex_free(&u->rule_index);
 	free(u->ops);
 	free(u->regs);
 	free(u);
@@ -134,62 +133,24 @@ void unwinder_stats(const struct unwinder *u, struct unwind_stats *st)
 {
 	st->files = u->nfiles;
 	st->rules = u->nrules;
-	st->bytes = u->caprules * sizeof(*u->rules) + u->nrslots * sizeof(*u->rslots) +
+	st->bytes = u->caprules * sizeof(*u->rules) + u->rule_index.cap * sizeof(uint32_t) +
 		    u->capops * sizeof(*u->ops) + u->capregs * sizeof(*u->regs) +
-		    u->capfiles * sizeof(*u->files) + u->nfslots * sizeof(*u->fslots);
+		    u->capfiles * sizeof(*u->files) + u->file_index.cap * sizeof(uint32_t);
 }
 
 /* -- files --------------------------------------------------------------------------------- */
 
-static uint64_t hash64(uint64_t x)
+static uint64_t path_hash(const char *path)
 {
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdull;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ull;
-	return x ^ (x >> 33);
+	return hash_fnv1a(HASH_FNV_BASIS, path, strlen(path));
 }
 
-static uint64_t hash_str(const char *s)
+static uint64_t file_key(const void *ctx, uint32_t i)
 {
-	uint64_t h = 1469598103934665603ull;
-
-	while (*s)
-		h = (h ^ (uint8_t)*s++) * 1099511628211ull;
-	return h;
+	return path_hash(((const struct unwinder *)ctx)->files[i].path);
 }
 
-/* slots (a power of two, at least twice n + 1) rebuilt from n keys */
-static bool rehash(uint32_t **slots, size_t *nslots, size_t n, uint64_t (*key)(void *, size_t),
-		   void *ctx)
-{
-	size_t ns = *nslots ? *nslots : 64;
-	uint32_t *s;
-
-	while (ns < 2 * (n + 1))
-		ns *= 2;
-	s = calloc(ns, sizeof(*s));
-	if (!s)
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		size_t at = key(ctx, i) & (ns - 1);
-
-		while (s[at])
-			at = (at + 1) & (ns - 1);
-		s[at] = (uint32_t)i + 1;
-	}
-	free(*slots);
-	*slots = s;
-	*nslots = ns;
-	return true;
-}
-
-static uint64_t file_key(void *ctx, size_t i)
-{
-	return hash_str(((struct unwinder *)ctx)->files[i].path);
-}
-
-/* the CFI of an ELF image: .eh_frame, and .debug_frame where the file has one */
+/* the CFI of an ELF image: .eh_frame, else .debug_frame; its segments and entry point */
 static void read_cfi(struct ufile *f)
 {
 	GElf_Ehdr eh;
@@ -234,14 +195,15 @@ static void read_vdso(struct ufile *f)
 /* the file at path (or "[vdso]"), read on first use; -1 when out of memory */
 static int file_get(struct unwinder *u, const char *path)
 {
-	uint64_t h = hash_str(path);
+	struct idindex *x = &u->file_index;
 	struct ufile *f;
-	size_t at;
+	uint32_t j;
 
-	if (u->nfslots)
-		for (at = h & (u->nfslots - 1); u->fslots[at]; at = (at + 1) & (u->nfslots - 1))
-			if (!strcmp(u->files[u->fslots[at] - 1].path, path))
-				return (int)u->fslots[at] - 1;
+	if (!idindex_room(x, (uint32_t)u->nfiles, file_key, u))
+		return -1;
+	for (j = idindex_first(x, path_hash(path)); x->slot[j]; j = idindex_next(x, j))
+		if (!strcmp(u->files[x->slot[j] - 1].path, path))
+			return (int)x->slot[j] - 1;
 	if (!grow_array((void **)&u->files, &u->capfiles, u->nfiles, sizeof(*u->files)))
 		return -1;
 	f = &u->files[u->nfiles];
@@ -258,18 +220,7 @@ static int file_get(struct unwinder *u, const char *path)
 	} else {
 		read_cfi(f);
 	}
-	u->nfiles++;
-	if (2 * (u->nfiles + 1) > u->nfslots) {
-		/* the new table holds every file, the new one too */
-		if (!rehash(&u->fslots, &u->nfslots, u->nfiles, file_key, u)) {
-			ufile_free(&u->files[--u->nfiles]);
-			return -1;
-		}
-		return (int)u->nfiles - 1;
-	}
-	for (at = h & (u->nfslots - 1); u->fslots[at]; at = (at + 1) & (u->nfslots - 1))
-		;
-	u->fslots[at] = (uint32_t)u->nfiles;
+	x->slot[j] = (uint32_t)++u->nfiles;
 	return (int)u->nfiles - 1;
 }
 
@@ -277,12 +228,12 @@ static int file_get(struct unwinder *u, const char *path)
 
 static uint64_t rule_hash(uint32_t file, uint64_t vaddr)
 {
-	return hash64(vaddr ^ ((uint64_t)file << 48));
+	return hash_mix64(vaddr ^ ((uint64_t)file << 48));
 }
 
-static uint64_t rule_key(void *ctx, size_t i)
+static uint64_t rule_key(const void *ctx, uint32_t i)
 {
-	const struct rule *r = &((struct unwinder *)ctx)->rules[i];
+	const struct rule *r = &((const struct unwinder *)ctx)->rules[i];
 
 	return rule_hash(r->file, r->vaddr);
 }
@@ -381,33 +332,25 @@ static bool rule_from_cfi(struct unwinder *u, Dwarf_CFI *cfi, uint64_t vaddr, st
 /* the rules at vaddr of file, worked out on first use; NULL when out of memory */
 static const struct rule *rule_get(struct unwinder *u, uint32_t file, uint64_t vaddr)
 {
+	struct idindex *x = &u->rule_index;
 	struct ufile *f = &u->files[file];
-	uint64_t h = rule_hash(file, vaddr);
 	struct rule r = { .vaddr = vaddr, .file = file };
-	size_t at;
+	uint32_t j;
 
-	if (u->nrslots)
-		for (at = h & (u->nrslots - 1); u->rslots[at]; at = (at + 1) & (u->nrslots - 1)) {
-			const struct rule *c = &u->rules[u->rslots[at] - 1];
+	if (!idindex_room(x, (uint32_t)u->nrules, rule_key, u))
+		return NULL;
+	for (j = idindex_first(x, rule_hash(file, vaddr)); x->slot[j]; j = idindex_next(x, j)) {
+		const struct rule *c = &u->rules[x->slot[j] - 1];
 
-			if (c->vaddr == vaddr && c->file == file)
-				return c;
-		}
+		if (c->vaddr == vaddr && c->file == file)
+			return c;
+	}
 	if (f->bad || (!rule_from_cfi(u, f->eh, vaddr, &r) && !rule_from_cfi(u, f->dbg, vaddr, &r)))
 		r.flags = RULE_NOCFI;
 	if (!grow_array((void **)&u->rules, &u->caprules, u->nrules, sizeof(*u->rules)))
 		return NULL;
-	u->rules[u->nrules++] = r;
-	if (2 * (u->nrules + 1) > u->nrslots) {
-		if (!rehash(&u->rslots, &u->nrslots, u->nrules, rule_key, u)) {
-			u->nrules--;
-			return NULL;
-		}
-		return &u->rules[u->nrules - 1];
-	}
-	for (at = h & (u->nrslots - 1); u->rslots[at]; at = (at + 1) & (u->nrslots - 1))
-		;
-	u->rslots[at] = (uint32_t)u->nrules;
+	u->rules[u->nrules] = r;
+	x->slot[j] = (uint32_t)++u->nrules;
 	return &u->rules[u->nrules - 1];
 }
 
