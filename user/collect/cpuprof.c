@@ -49,6 +49,7 @@ struct ustack {
 struct cpuprof {
 	struct cpu_bpf *skel;
 	struct bpf_link **links;
+	struct bpf_program *prog; /* the one of cpu_sample(_novma) this kernel loads */
 	int ncpus;
 	struct proc_watch procs; /* announced on cpu_new when first sampled; all in cpu_seen */
 	bool unwind;		 /* stack copies come on cpu_samples, unwound here */
@@ -81,6 +82,7 @@ static int set_copy_maps(struct cpuprof *c)
 	err = bpf_map__set_max_entries(c->skel->maps.cpu_scratch, c->unwind ? (__u32)ncpus : 1)
 		      ?: bpf_map__set_max_entries(c->skel->maps.cpu_samples,
 						  c->unwind ? ring : (__u32)getpagesize());
+	c->prog = find_vma ? c->skel->progs.cpu_sample : c->skel->progs.cpu_sample_novma;
 	bpf_program__set_autoload(c->skel->progs.cpu_sample, find_vma);
 	bpf_program__set_autoload(c->skel->progs.cpu_sample_novma, !find_vma);
 	if (c->unwind)
@@ -118,11 +120,7 @@ static int open_events(struct cpuprof *c, uint32_t hz)
 			return -errno;
 		}
 		/* once attached, the link owns pfd and closes it */
-		c->links[cpu] = bpf_program__attach_perf_event(
-			bpf_program__autoload(c->skel->progs.cpu_sample)
-				? c->skel->progs.cpu_sample
-				: c->skel->progs.cpu_sample_novma,
-			pfd);
+		c->links[cpu] = bpf_program__attach_perf_event(c->prog, pfd);
 		if (!c->links[cpu]) {
 			int err = -errno;
 
@@ -403,9 +401,7 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 		struct bpf_prog_info info = { 0 };
 		__u32 ilen = sizeof(info);
 
-		if (!bpf_obj_get_info_by_fd(bpf_program__fd(c->skel->progs.cpu_sample), &info,
-					    &ilen) &&
-		    info.run_cnt)
+		if (!bpf_obj_get_info_by_fd(bpf_program__fd(c->prog), &info, &ilen) && info.run_cnt)
 			pr_debug("CPU sampling program: %llu runs, %llu ns each on average",
 				 (unsigned long long)info.run_cnt,
 				 (unsigned long long)(info.run_time_ns / info.run_cnt));
