@@ -15,7 +15,7 @@ JOB=$E2E_DIR/apps/numpy_matmul.py
 
 # whole FILE: the % of the samples whose stack reaches a thread's entry
 whole() {
-	awk '{ n = $NF; all += n } /^python3;(_start|clone3?);/ { w += n }
+	awk '{ n = $NF; all += n } /^python3;(_start|clone3?;start_thread);/ { w += n }
 		END { if (all > 0) printf "%.2f\n", 100 * w / all }' "$1"
 }
 

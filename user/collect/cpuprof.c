@@ -358,16 +358,11 @@ int cpuprof_collect(struct cpuprof *c, struct cpu_profile *p)
 		const struct cached_proc *proc = proccache_find(&c->procs.cache, e->tgid);
 
 		enum stack_end end = (enum stack_end)e->end;
-		bool at_entry;
 
 		err = stack_name_unwound(&sym, stacks, proc ? &proc->maps : NULL, &c->ips[e->ip0],
-					 e->n, e->kstack, &name, &at_entry);
+					 e->n, e->kstack, &name);
 		if (err)
 			break;
-		/* a walk that could not go past an entry (ld.so's _start has no CFI; a new
-		 * thread in clone3 before its own) reached it all the same */
-		if (at_entry)
-			end = STACK_END_ENTRY;
 		if (e->kstack < 0 && e->kstack != -EFAULT)
 			p->lost_stacks += e->count;
 		p->ends[end] += e->count;

@@ -184,23 +184,15 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 }
 
 int stack_name_unwound(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-		       const uint64_t *uips, size_t nu, int32_t kstack, struct stackname *out,
-		       bool *at_entry)
+		       const uint64_t *uips, size_t nu, int32_t kstack, struct stackname *out)
 {
-	static const struct procmaps none;
 	uint64_t ips[CPU_STACK_DEPTH];
-	char name[512];
-	bool complete;
+	bool complete; /* the unwinder told where the stack ends */
 
-	*at_entry = false;
 	if (nu > CPU_STACK_DEPTH)
 		nu = CPU_STACK_DEPTH;
-	if (nu) {
+	if (nu)
 		memcpy(ips, uips, nu * sizeof(*ips));
-		symbolize_user(sym, maps ? maps : &none, ips[nu - 1] - (nu > 1), name,
-			       sizeof(name));
-		*at_entry = cpu_frame_is_entry(name);
-	}
 	if (nu < CPU_STACK_DEPTH)
 		ips[nu] = 0;
 	return name_pair(sym, stack_map_fd, maps, nu ? ips : NULL, kstack, false, NULL, out,

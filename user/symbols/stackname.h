@@ -56,10 +56,8 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 	       struct stackname *out, bool *user_complete);
 
 /* the same with the user side's frames given (nu of them, leaf first), as topsprof unwound
- * them, and a kernel side kept in a stack map; *at_entry: the outermost user frame is a
- * process's or thread's entry (cpu_frame_is_entry) */
+ * them (the unwinder tells where they end), and a kernel side kept in a stack map */
 int stack_name_unwound(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-		       const uint64_t *uips, size_t nu, int32_t kstack, struct stackname *out,
-		       bool *at_entry);
+		       const uint64_t *uips, size_t nu, int32_t kstack, struct stackname *out);
 
 #endif
