@@ -199,7 +199,7 @@ enum cpu_drop {
 /* CPU samples unwound by topsprof from the call frame information (--cpu-profiling-unwind dwarf):
  * the user registers and a copy of the user stack from its pointer up, sent on cpu_samples with
  * as many bytes of stack as were read (stack_len), never more than CPU_USTACK_MAX */
-#define CPU_USTACK_MAX 32768
+#define CPU_USTACK_MAX 65536
 
 struct cpu_sample {
 	__u32 tgid;

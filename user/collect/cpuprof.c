@@ -190,7 +190,7 @@ static int on_sample(void *ctx, void *data, size_t size)
 	struct cpuprof *c = ctx;
 	const struct cpu_sample *s = data;
 	const size_t head = offsetof(struct cpu_sample, stack);
-	uint64_t ips[CPU_STACK_DEPTH], t0 = mono_ns();
+	uint64_t ips[UNWIND_MAX_FRAMES], t0 = mono_ns();
 	struct unwind_input in;
 	const struct cached_proc *p;
 	enum stack_end end;
@@ -207,12 +207,12 @@ static int on_sample(void *ctx, void *data, size_t size)
 		p = proccache_find(&c->procs.cache, s->tgid);
 	}
 	if (p) {
-		n = unwind_user(c->uw, &p->maps, &in, ips, CPU_STACK_DEPTH, &end);
+		n = unwind_user(c->uw, &p->maps, &in, ips, UNWIND_MAX_FRAMES, &end);
 		if (end == STACK_END_UNMAPPED && !p->gone && t0 - p->read_ns > REREAD_NS) {
 			proccache_renew(&c->procs.cache, s->tgid, t0);
 			p = proccache_find(&c->procs.cache, s->tgid);
 			if (p)
-				n = unwind_user(c->uw, &p->maps, &in, ips, CPU_STACK_DEPTH, &end);
+				n = unwind_user(c->uw, &p->maps, &in, ips, UNWIND_MAX_FRAMES, &end);
 		}
 	} else {
 		end = STACK_END_UNMAPPED;

@@ -2,6 +2,7 @@
 #include "symbols/stackname.h"
 
 #include "model/cpustacks.h"
+#include "symbols/unwind.h"
 #include "events.h"
 
 #include <bpf/bpf.h>
@@ -35,14 +36,15 @@ static bool bpf_frame(const char *name)
 
 /* one side, outermost frame first */
 static int append(struct symbolizer *sym, const struct procmaps *maps, const uint64_t *ips,
-		  bool kernel, bool from_tracepoint, struct stackname *out, bool *complete)
+		  size_t max, bool kernel, bool from_tracepoint, struct stackname *out,
+		  bool *complete)
 {
 	static const struct procmaps none;
 	char last[512] = "";
 	bool through_trampoline = false;
 	int n = 0, leaf = 0;
 
-	while (n < CPU_STACK_DEPTH && ips[n])
+	while ((size_t)n < max && ips[n])
 		n++;
 	/* a stack taken by a tracepoint's (or fentry's) program begins in the program and what
 	 * ran it */
@@ -109,7 +111,9 @@ int stack_name_kernel(struct symbolizer *sym, const uint64_t *ips, bool from_tra
 {
 	bool complete;
 
-	return reserve(out, 0) ?: append(sym, NULL, ips, true, from_tracepoint, out, &complete);
+	return reserve(out, 0)
+		       ?: append(sym, NULL, ips, CPU_STACK_DEPTH, true, from_tracepoint, out,
+				 &complete);
 }
 
 _Static_assert(sizeof(((struct kstack_more *)0)->more) == sizeof(((struct kc_stack_key *)0)->kmore),
@@ -138,9 +142,9 @@ size_t stack_stitch_kernel(uint64_t *ips, size_t n, uint64_t tramp, const uint64
 	return len;
 }
 
-/* the user frames uips (NULL: none; 0 ends them), then the kernel stack kstack */
+/* the user frames uips (NULL: none; 0 ends them, or unmax), then the kernel stack kstack */
 static int name_pair(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
-		     const uint64_t *uips, int32_t kstack, bool from_tracepoint,
+		     const uint64_t *uips, size_t umax, int32_t kstack, bool from_tracepoint,
 		     const struct kstack_more *kmore, struct stackname *out, bool *user_complete)
 {
 	uint64_t ips[CPU_STACK_DEPTH], more[2][CPU_STACK_DEPTH];
@@ -153,7 +157,7 @@ static int name_pair(struct symbolizer *sym, int stack_map_fd, const struct proc
 		return -ENOMEM;
 	out->buf[0] = 0;
 	if (uips)
-		err = append(sym, maps, uips, false, false, out, user_complete);
+		err = append(sym, maps, uips, umax, false, false, out, user_complete);
 	if (!err && kstack >= 0 && !bpf_map_lookup_elem(stack_map_fd, &kstack, ips)) {
 		for (size_t k = 0; kmore && kmore->tramp && k < 2 && kmore->more[k]; k++) {
 			uint32_t id = kmore->more[k] - 1;
@@ -164,7 +168,8 @@ static int name_pair(struct symbolizer *sym, int stack_map_fd, const struct proc
 		}
 		if (mp[0])
 			stack_stitch_kernel(ips, CPU_STACK_DEPTH, kmore->tramp, mp, 2);
-		err = append(sym, NULL, ips, true, from_tracepoint, out, user_complete);
+		err = append(sym, NULL, ips, CPU_STACK_DEPTH, true, from_tracepoint, out,
+			     user_complete);
 	}
 	return err;
 }
@@ -179,22 +184,22 @@ int stack_name(struct symbolizer *sym, int stack_map_fd, const struct procmaps *
 
 	if (have && uret)
 		stack_put_back_returns(ips, CPU_STACK_DEPTH, uret);
-	return name_pair(sym, stack_map_fd, maps, have ? ips : NULL, kstack, from_tracepoint, kmore,
-			 out, user_complete);
+	return name_pair(sym, stack_map_fd, maps, have ? ips : NULL, CPU_STACK_DEPTH, kstack,
+			 from_tracepoint, kmore, out, user_complete);
 }
 
 int stack_name_unwound(struct symbolizer *sym, int stack_map_fd, const struct procmaps *maps,
 		       const uint64_t *uips, size_t nu, int32_t kstack, struct stackname *out)
 {
-	uint64_t ips[CPU_STACK_DEPTH];
+	uint64_t ips[UNWIND_MAX_FRAMES];
 	bool complete; /* the unwinder told where the stack ends */
 
-	if (nu > CPU_STACK_DEPTH)
-		nu = CPU_STACK_DEPTH;
+	if (nu > UNWIND_MAX_FRAMES)
+		nu = UNWIND_MAX_FRAMES;
 	if (nu)
 		memcpy(ips, uips, nu * sizeof(*ips));
-	if (nu < CPU_STACK_DEPTH)
+	if (nu < UNWIND_MAX_FRAMES)
 		ips[nu] = 0;
-	return name_pair(sym, stack_map_fd, maps, nu ? ips : NULL, kstack, false, NULL, out,
+	return name_pair(sym, stack_map_fd, maps, nu ? ips : NULL, nu, kstack, false, NULL, out,
 			 &complete);
 }

@@ -15,6 +15,10 @@
 #include "model/cpustacks.h"
 #include "symbols/procmaps.h"
 
+/* frames a stack unwound here keeps, leaf first: an interpreter's stacks run deeper than the
+ * kernel's 127 (CPU_STACK_DEPTH), a Python import's to about 200 */
+#define UNWIND_MAX_FRAMES 512
+
 /* what is known of a thread at a sample */
 struct unwind_input {
 	const uint64_t *regs; /* UREG_N, by DWARF number (events.h) */
