@@ -12,7 +12,7 @@ set -euo pipefail
 PACKAGES=(
 	make gcc pkg-config clang llvm clang-format libclang-rt-14-dev
 	libbpf-dev bpftool libelf-dev libdw-dev zlib1g-dev liblzma-dev g++ binutils xz-utils libcjson-dev libcmocka-dev libsqlite3-dev sqlite3
-	python3 python3-numpy openmpi-bin libc6-dbg strace procps file
+	python3 python3-numpy python3-torch openmpi-bin libc6-dbg strace procps file
 )
 OPTIONAL=(bpftrace ltrace time qemu-system-x86 busybox-static dwarves)
 
