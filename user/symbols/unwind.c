@@ -42,9 +42,9 @@ struct rreg {
 };
 
 enum {
-	RULE_NOCFI = 1,	 /* no CFI holds the address: frame pointers */
+	RULE_NOCFI = 1,	 /* no CFI holds the address: frame pointers if the file has none at all */
 	RULE_SIGNAL = 2, /* a signal trampoline's frame: its caller's pc is exact */
-	RULE_BAD = 4,	 /* CFI that gives no CFA */
+	RULE_BAD = 4,	 /* CFI that gives no caller (no CFA, return address or stack pointer) */
 };
 
 /* the rules at one address of one file; a register without one keeps its value */
@@ -80,7 +80,6 @@ struct unwinder {
 	size_t nops, capops;
 	struct rreg *regs;
 	size_t nregs, capregs;
-	int vdso; /* index + 1 of the vdso's file; 0: not read yet, -1: none */
 };
 
 /* the walk of one stack: the current frame's registers */
@@ -299,19 +298,15 @@ static bool rule_from_cfi(struct unwinder *u, Dwarf_CFI *cfi, uint64_t vaddr, st
 									      DW_OP_reg0) };
 			ops = &in_reg;
 			rr.kind = R_VAL;
-			if (!keep_ops(u, ops, 1, &rr.op)) {
-				r->flags = RULE_BAD;
-				break;
-			}
-			rr.nops = 1;
 		} else if (!nops) {
 			rr.kind = R_UNDEF;
+		} else if (ops[nops - 1].atom == DW_OP_stack_value) {
+			rr.kind = R_VAL;
+			nops--;
 		} else {
 			rr.kind = R_AT;
-			if (ops[nops - 1].atom == DW_OP_stack_value) {
-				rr.kind = R_VAL;
-				nops--;
-			}
+		}
+		if (rr.kind != R_UNDEF) {
 			if (!keep_ops(u, ops, nops, &rr.op)) {
 				r->flags = RULE_BAD;
 				break;
