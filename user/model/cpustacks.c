@@ -76,8 +76,7 @@ void cpu_profile_free(struct cpu_profile *p)
 struct fn_table {
 	struct cpu_fn *fns;
 	size_t n, cap;
-	size_t *slots; /* index + 1; 0: empty */
-	size_t nslots;
+	struct idindex index; /* of fns, by name */
 	uint64_t *seen; /* the stack each function was last counted in (recursion counts once) */
 };
 
@@ -86,39 +85,26 @@ static uint64_t hash_name(const char *s, size_t len)
 	return hash_fnv1a(HASH_FNV_BASIS, s, len);
 }
 
-static int rehash(struct fn_table *t)
+static uint64_t fn_key(const void *ctx, uint32_t i)
 {
-	size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-	size_t *slots = calloc(nslots, sizeof(*slots));
+	const char *name = ((const struct fn_table *)ctx)->fns[i].name;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < t->n; i++) {
-		size_t h = hash_name(t->fns[i].name, strlen(t->fns[i].name)) & (nslots - 1);
-
-		while (slots[h])
-			h = (h + 1) & (nslots - 1);
-		slots[h] = i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-	return 0;
+	return hash_name(name, strlen(name));
 }
 
 /* the function named by name[0..len) of a frame string; its index, or -1 on ENOMEM */
 static long fn_index(struct fn_table *t, const char *name, size_t len)
 {
-	size_t h;
+	uint32_t j;
 
-	if ((t->n + 1) * 2 > t->nslots && rehash(t))
+	if (!idindex_room(&t->index, (uint32_t)t->n, fn_key, t))
 		return -1;
-	h = hash_name(name, len) & (t->nslots - 1);
-	for (; t->slots[h]; h = (h + 1) & (t->nslots - 1)) {
-		const char *s = t->fns[t->slots[h] - 1].name;
+	for (j = idindex_first(&t->index, hash_name(name, len)); t->index.slot[j];
+	     j = idindex_next(&t->index, j)) {
+		const char *s = t->fns[t->index.slot[j] - 1].name;
 
 		if (!strncmp(s, name, len) && !s[len])
-			return (long)t->slots[h] - 1;
+			return (long)t->index.slot[j] - 1;
 	}
 	if (t->n == t->cap) {
 		uint64_t *seen;
@@ -134,7 +120,7 @@ static long fn_index(struct fn_table *t, const char *name, size_t len)
 	if (!t->fns[t->n].name)
 		return -1;
 	t->seen[t->n] = UINT64_MAX;
-	t->slots[h] = ++t->n;
+	t->index.slot[j] = (uint32_t)++t->n;
 	return (long)t->n - 1;
 }
 
@@ -176,14 +162,14 @@ int cpu_profile_functions(const struct cpu_profile *p, struct cpu_fn **out, size
 	}
 	if (t.n)
 		qsort(t.fns, t.n, sizeof(*t.fns), by_self);
-	free(t.slots);
+	idindex_free(&t.index);
 	free(t.seen);
 	*out = t.fns;
 	*n = t.n;
 	return 0;
 nomem:
 	cpu_fns_free(t.fns, t.n);
-	free(t.slots);
+	idindex_free(&t.index);
 	free(t.seen);
 	return -ENOMEM;
 }
